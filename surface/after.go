@@ -1,0 +1,70 @@
+package surface
+
+import (
+	"context"
+	"reflect"
+	"sort"
+)
+
+// observe reads the page again after an invoke and reports what changed on
+// the target record and in the state, within AfterLimits. It returns nil when
+// nothing observable changed or the page cannot be read: the executor has
+// already run, so a failed observation must not turn into a failed call.
+func (s *Surface) observe(ctx context.Context, before *View, target *Record) *Observation {
+	q := ViewQuery{}
+	if target != nil {
+		q.IDs = []string{target.ID}
+	}
+	now, perr := s.readView(ctx, q)
+	if perr != nil {
+		return nil
+	}
+	lim := s.opts.After
+	obs := &Observation{}
+	if target != nil {
+		if after := findRecord(now.Records, target.ID); after == nil {
+			obs.Records = append(obs.Records, ObservedRecord{ID: target.ID, Removed: true})
+		} else if fields, omitted := diffMaps(target.Fields, after.Fields, lim.MaxFields); len(fields) > 0 {
+			obs.Records = append(obs.Records, ObservedRecord{ID: target.ID, Fields: fields, FieldsOmitted: omitted})
+		}
+		if len(obs.Records) > lim.MaxRecords {
+			obs.RecordsOmitted = len(obs.Records) - lim.MaxRecords
+			obs.Records = obs.Records[:lim.MaxRecords]
+		}
+	}
+	obs.State, obs.StateOmitted = diffMaps(before.State, now.State, lim.MaxState)
+	if len(obs.Records) == 0 && len(obs.State) == 0 {
+		return nil
+	}
+	return obs
+}
+
+// diffMaps returns the keys of b that differ from a (a key gone from b maps
+// to nil), at most n of them in key order, and how many more were left out.
+func diffMaps(a, b map[string]any, n int) (map[string]any, int) {
+	var keys []string
+	for k, bv := range b {
+		if av, ok := a[k]; !ok || !reflect.DeepEqual(av, bv) {
+			keys = append(keys, k)
+		}
+	}
+	for k := range a {
+		if _, ok := b[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return nil, 0
+	}
+	sort.Strings(keys)
+	omitted := 0
+	if len(keys) > n {
+		omitted = len(keys) - n
+		keys = keys[:n]
+	}
+	out := make(map[string]any, len(keys))
+	for _, k := range keys {
+		out[k] = b[k] // nil when removed
+	}
+	return out, omitted
+}

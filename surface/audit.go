@@ -1,0 +1,63 @@
+package surface
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// AuditEvent is the metadata of one handled request. It never holds input,
+// result bodies, cookies or tokens: it says who asked for what and how it
+// ended, so it can be stored and shipped without a second review.
+type AuditEvent struct {
+	RequestID    string    `json:"requestId"`
+	Method       string    `json:"method"`
+	Capability   string    `json:"capability,omitempty"`
+	RecordID     string    `json:"recordId,omitempty"`
+	SessionID    string    `json:"sessionId,omitempty"`
+	AgentID      string    `json:"agentId,omitempty"`
+	UserID       string    `json:"userId,omitempty"`
+	DelegationID string    `json:"delegationId,omitempty"`
+	Outcome      Outcome   `json:"outcome"`
+	Code         string    `json:"code,omitempty"`
+	DurationMs   float64   `json:"durationMs"`
+	Time         time.Time `json:"time"`
+}
+
+// Outcome classifies a handled request.
+type Outcome string
+
+const (
+	// OutcomeOK: the exchange completed and the result carries no error.
+	OutcomeOK Outcome = "ok"
+	// OutcomeBusinessError: the executor ran and reported a business failure.
+	OutcomeBusinessError Outcome = "business_error"
+	// OutcomeProtocolError: the request failed at the protocol boundary.
+	OutcomeProtocolError Outcome = "protocol_error"
+)
+
+// audit delivers ev. A failing or panicking sink is reported to
+// OnAuditError; a failing OnAuditError is contained. Neither can change the
+// response, which is already decided when this runs.
+func (s *Surface) audit(ctx context.Context, ev AuditEvent) {
+	if s.opts.OnAudit == nil {
+		return
+	}
+	err := callAudit(ctx, s.opts.OnAudit, ev)
+	if err == nil || s.opts.OnAuditError == nil {
+		return
+	}
+	func() {
+		defer func() { _ = recover() }()
+		s.opts.OnAuditError(ctx, err, ev)
+	}()
+}
+
+func callAudit(ctx context.Context, sink func(context.Context, AuditEvent) error, ev AuditEvent) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("audit sink panicked: %v", r)
+		}
+	}()
+	return sink(ctx, ev)
+}

@@ -1,0 +1,123 @@
+package surface
+
+import (
+	"context"
+	"sort"
+)
+
+// describe builds the description (steps 4-7 of describe after input checks).
+func (s *Surface) describe(ctx context.Context, sess *Session, in DescribeInput) (*Description, *Error) {
+	q := ViewQuery{}
+	if in.Records != nil {
+		q.IDs = in.Records
+	} else {
+		q.Limit = s.opts.RecordLimit
+		if in.Limit != nil {
+			q.Limit = min(*in.Limit, s.opts.MaxRecordLimit)
+		}
+		if in.Offset != nil {
+			q.Offset = *in.Offset
+		}
+	}
+	view, perr := s.readView(ctx, q)
+	if perr != nil {
+		return nil, perr
+	}
+	set := s.effective(view, sess)
+	lim := s.opts.Context
+
+	d := &Description{Protocol: Protocol, App: s.opts.App, Capabilities: set.caps}
+	if d.Capabilities == nil {
+		d.Capabilities = []Capability{}
+	}
+	sig := signature(d.Capabilities)
+	if in.Changed && s.sigs.unchanged(sess, view.Route, sig) {
+		d.Capabilities = []Capability{}
+		d.CapabilitiesUnchanged = true
+	}
+	s.sigs.store(sess, view.Route, sig)
+	if n := len(d.Capabilities); n > lim.MaxCapabilities {
+		d.Capabilities = d.Capabilities[:lim.MaxCapabilities]
+		d.CapabilitiesTotal = n
+	}
+
+	c := &d.Context
+	c.Route = view.Route
+	c.Regions, c.RegionsTotal = capList(view.Regions, lim.MaxRegions)
+	if c.RegionsTotal == len(c.Regions) {
+		c.RegionsTotal = 0 // only reported when cut
+	}
+	c.Records = selectRecords(view.Records, q)
+	c.RecordsTotal = max(view.RecordsTotal, q.Offset+len(c.Records))
+	c.RecordIDs, c.RecordIDsTotal = capList(view.RecordIDs, lim.MaxRecordIDs)
+	c.RecordIDsTotal = max(c.RecordIDsTotal, view.RecordIDsTotal)
+	c.State, c.StateTotal = capState(view.State, lim.MaxStateKeys)
+	c.Feedback, c.FeedbackTotal = capList(view.Feedback, lim.MaxFeedback)
+	unavailable := append(append([]Unavailable(nil), set.withheld...), view.Unavailable...)
+	c.Unavailable, c.UnavailableTotal = capList(unavailable, lim.MaxUnavailable)
+	return d, nil
+}
+
+// capList returns at most n items of list (never nil) and the full count.
+func capList[T any](list []T, n int) ([]T, int) {
+	total := len(list)
+	if total > n {
+		list = list[:n]
+	}
+	if list == nil {
+		list = []T{}
+	}
+	return list, total
+}
+
+// capState keeps at most n state keys, the first n in key order so the cut
+// is stable, and reports the total only when it cut.
+func capState(state map[string]any, n int) (map[string]any, int) {
+	if len(state) <= n {
+		if state == nil {
+			return map[string]any{}, 0
+		}
+		return state, 0
+	}
+	keys := make([]string, 0, len(state))
+	for k := range state {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make(map[string]any, n)
+	for _, k := range keys[:n] {
+		out[k] = state[k]
+	}
+	return out, len(state)
+}
+
+// selectRecords returns the records the query asked for, in the order asked,
+// no more than the window: a registry that answers more is cut, not trusted.
+func selectRecords(recs []Record, q ViewQuery) []RecordView {
+	out := []RecordView{}
+	if q.IDs != nil {
+		byID := make(map[string]*Record, len(recs))
+		for i := range recs {
+			if _, dup := byID[recs[i].ID]; !dup {
+				byID[recs[i].ID] = &recs[i]
+			}
+		}
+		for _, id := range q.IDs {
+			if r, ok := byID[id]; ok {
+				out = append(out, recordView(r))
+			}
+		}
+		return out
+	}
+	for i := range recs {
+		if len(out) == q.Limit {
+			break
+		}
+		out = append(out, recordView(&recs[i]))
+	}
+	return out
+}
+
+func recordView(r *Record) RecordView {
+	return RecordView{ID: r.ID, Kind: r.Kind, Fields: r.Fields, Offscreen: r.Offscreen}
+}

@@ -1,0 +1,203 @@
+package surface
+
+import (
+	"context"
+	"time"
+)
+
+// Options configures a Surface. The zero value of every field except
+// Registry, Execute and Now is a documented default; New copies the struct,
+// so later changes by the caller have no effect.
+//
+// The names follow the reference package's option table (registry, execute,
+// app, expose, session, recordLimit, maxRecordLimit, rateLimit, replay,
+// onAudit, onAuditError); the rest are bounds and injected services that a
+// Go kernel has to make explicit.
+type Options struct {
+	// Registry is the page's action registry. Required.
+	Registry Registry
+	// Execute runs accepted invokes through the page's existing executor. Required.
+	Execute Executor
+	// Now is the clock. Required: the kernel never reads the system clock
+	// itself, so tests and hosts decide what time it is.
+	Now func() time.Time
+
+	// App names the application in every description. Default: omitted.
+	App string
+	// Expose is the page-level upper bound on what any session may see:
+	// it answers whether a capability id (folded template ids included) may
+	// be exposed. Default nil: every capability the registry lists.
+	// ExposeIDs builds one from a list.
+	Expose func(id string) bool
+	// Session returns the verified session for each call. Default nil: open
+	// mode, where every exposed capability is callable without a session.
+	// Open mode is for local debugging only; production pages set this.
+	Session SessionSource
+
+	// RecordLimit is describe's default record window. Default 8.
+	RecordLimit int
+	// MaxRecordLimit clamps a caller's limit. Default 100.
+	MaxRecordLimit int
+
+	// RateLimit limits handled requests per verified session. Default nil: off.
+	RateLimit *RateLimitOptions
+	// Replay guards invoke ids per session. Default nil: off.
+	Replay *ReplayOptions
+
+	// OnAudit receives one metadata-only event per handled request. Default nil.
+	OnAudit func(ctx context.Context, ev AuditEvent) error
+	// OnAuditError is told when OnAudit fails or panics; it cannot change the
+	// response. Default nil: the failure is dropped.
+	OnAuditError func(ctx context.Context, err error, ev AuditEvent)
+
+	// ExecuteTimeout bounds one executor call. Default 30s. A call that does
+	// not answer in time gets INTERNAL_ERROR; its effect is unknown, so the
+	// request id stays claimed and a retry is refused as a replay.
+	ExecuteTimeout time.Duration
+	// Limits bounds what a request may be before it is parsed. Zero fields
+	// take the defaults of DefaultLimits.
+	Limits Limits
+	// Context bounds the lists of a description. Zero fields take the
+	// defaults of DefaultContextLimits.
+	Context ContextLimits
+	// After bounds the observation attached to an invoke. Zero fields take
+	// the defaults of DefaultAfterLimits.
+	After AfterLimits
+	// MaxSignatureSessions bounds the per-session cache behind
+	// capabilities: "changed". Default 1024; past it an arbitrary entry is
+	// dropped, which only costs that session one full list.
+	MaxSignatureSessions int
+	// MaxSchemaCache bounds compiled input schemas kept. Default 1024.
+	MaxSchemaCache int
+}
+
+// Limits bounds a request before and while it is parsed.
+type Limits struct {
+	// MaxRequestBytes is the largest encoded request. Default 64 KiB.
+	MaxRequestBytes int
+	// MaxDepth is the deepest nesting of arrays and objects. Default 32.
+	MaxDepth int
+	// MaxStringBytes is the longest string, keys included. Default 16 KiB.
+	MaxStringBytes int
+	// MaxArrayLen is the longest array. Default 1024.
+	MaxArrayLen int
+	// MaxMembers is the most members of one object. Default 256.
+	MaxMembers int
+	// MaxResponseBytes is the largest encoded response HandleJSON returns;
+	// a larger one is replaced by INTERNAL_ERROR. Default 1 MiB.
+	MaxResponseBytes int
+}
+
+// DefaultLimits are the request bounds used for zero Limits fields.
+var DefaultLimits = Limits{
+	MaxRequestBytes:  64 << 10,
+	MaxDepth:         32,
+	MaxStringBytes:   16 << 10,
+	MaxArrayLen:      1024,
+	MaxMembers:       256,
+	MaxResponseBytes: 1 << 20,
+}
+
+// ContextLimits bounds the lists of a description. Each list that is cut
+// says so through its total.
+type ContextLimits struct {
+	MaxCapabilities int // default 256 (capabilitiesTotal is added when cut)
+	MaxRegions      int // default 32 (regionsTotal is added when cut)
+	MaxRecordIDs    int // default 200 (recordIdsTotal)
+	MaxFeedback     int // default 20 (feedbackTotal)
+	MaxUnavailable  int // default 50 (unavailableTotal)
+	MaxStateKeys    int // default 64 (stateTotal is added when cut)
+}
+
+// DefaultContextLimits are the list bounds used for zero ContextLimits fields.
+var DefaultContextLimits = ContextLimits{
+	MaxCapabilities: 256,
+	MaxRegions:      32,
+	MaxRecordIDs:    200,
+	MaxFeedback:     20,
+	MaxUnavailable:  50,
+	MaxStateKeys:    64,
+}
+
+// AfterLimits bounds the incremental observation of an invoke.
+type AfterLimits struct {
+	MaxRecords int // default 20
+	MaxFields  int // changed fields per record, default 32
+	MaxState   int // changed state keys, default 32
+}
+
+// DefaultAfterLimits are the after bounds used for zero AfterLimits fields.
+var DefaultAfterLimits = AfterLimits{MaxRecords: 20, MaxFields: 32, MaxState: 32}
+
+// RateLimitOptions turns on the per-session rate limit of handled requests.
+type RateLimitOptions struct {
+	// MaxRequests admitted per Window per session. Must be positive.
+	MaxRequests int
+	// Window is the sliding window. Must be positive.
+	Window time.Duration
+	// Limiter replaces the in-process sliding window, for limits shared
+	// across replicas. Default nil: NewSlidingWindow(MaxRequests, Window).
+	Limiter Limiter
+}
+
+// ReplayOptions turns on the replay guard for invoke.
+type ReplayOptions struct {
+	// Window is how long a (session, request id) pair stays claimed.
+	// Default five minutes.
+	Window time.Duration
+	// Guard replaces the in-process guard, for guards shared across
+	// replicas. Default nil: NewMemoryGuard(DefaultReplayCapacity).
+	Guard ReplayGuard
+}
+
+// DefaultReplayWindow is the replay window when ReplayOptions.Window is zero.
+const DefaultReplayWindow = 5 * time.Minute
+
+// ExposeIDs returns an Expose predicate that admits exactly ids.
+func ExposeIDs(ids ...string) func(string) bool {
+	set := make(map[string]struct{}, len(ids))
+	for _, id := range ids {
+		set[id] = struct{}{}
+	}
+	return func(id string) bool { _, ok := set[id]; return ok }
+}
+
+func orDefault(v, d int) int {
+	if v <= 0 {
+		return d
+	}
+	return v
+}
+
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits
+	return Limits{
+		MaxRequestBytes:  orDefault(l.MaxRequestBytes, d.MaxRequestBytes),
+		MaxDepth:         orDefault(l.MaxDepth, d.MaxDepth),
+		MaxStringBytes:   orDefault(l.MaxStringBytes, d.MaxStringBytes),
+		MaxArrayLen:      orDefault(l.MaxArrayLen, d.MaxArrayLen),
+		MaxMembers:       orDefault(l.MaxMembers, d.MaxMembers),
+		MaxResponseBytes: orDefault(l.MaxResponseBytes, d.MaxResponseBytes),
+	}
+}
+
+func (l ContextLimits) withDefaults() ContextLimits {
+	d := DefaultContextLimits
+	return ContextLimits{
+		MaxCapabilities: orDefault(l.MaxCapabilities, d.MaxCapabilities),
+		MaxRegions:      orDefault(l.MaxRegions, d.MaxRegions),
+		MaxRecordIDs:    orDefault(l.MaxRecordIDs, d.MaxRecordIDs),
+		MaxFeedback:     orDefault(l.MaxFeedback, d.MaxFeedback),
+		MaxUnavailable:  orDefault(l.MaxUnavailable, d.MaxUnavailable),
+		MaxStateKeys:    orDefault(l.MaxStateKeys, d.MaxStateKeys),
+	}
+}
+
+func (l AfterLimits) withDefaults() AfterLimits {
+	d := DefaultAfterLimits
+	return AfterLimits{
+		MaxRecords: orDefault(l.MaxRecords, d.MaxRecords),
+		MaxFields:  orDefault(l.MaxFields, d.MaxFields),
+		MaxState:   orDefault(l.MaxState, d.MaxState),
+	}
+}

@@ -1,0 +1,122 @@
+package surface
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Limiter decides whether one more request of a session fits its window.
+// Implement it to share limits across replicas; the kernel treats an error,
+// a panic or an illegal Decision as RATE_LIMIT_UNAVAILABLE and refuses the
+// request.
+type Limiter interface {
+	Allow(ctx context.Context, key string, now time.Time) (Decision, error)
+}
+
+// Decision is a Limiter's answer. The zero value is illegal on purpose, so a
+// limiter that forgets to decide cannot let a request through.
+type Decision struct {
+	Verdict Verdict
+	// RetryAfter is required with Deny: how long until the key is admitted.
+	RetryAfter time.Duration
+}
+
+// Verdict is Allow or Deny.
+type Verdict uint8
+
+const (
+	Allow Verdict = iota + 1
+	Deny
+)
+
+func (d Decision) legal() bool {
+	switch d.Verdict {
+	case Allow:
+		return d.RetryAfter == 0
+	case Deny:
+		return d.RetryAfter > 0
+	}
+	return false
+}
+
+// SlidingWindow is an exact in-process sliding-window limiter: a key is
+// admitted when fewer than max of its admitted requests lie in (now-window, now].
+// Keys whose requests have all left the window are dropped, so memory follows
+// the number of active sessions.
+type SlidingWindow struct {
+	max    int
+	window time.Duration
+
+	mu    sync.Mutex
+	logs  map[string]*ring
+	calls int
+}
+
+// ring holds a key's admitted times, oldest first; it never holds more than max.
+type ring struct {
+	times []time.Time
+	head  int
+	n     int
+}
+
+// NewSlidingWindow returns a limiter admitting max requests per window per key.
+func NewSlidingWindow(max int, window time.Duration) *SlidingWindow {
+	return &SlidingWindow{max: max, window: window, logs: make(map[string]*ring)}
+}
+
+// Allow implements Limiter.
+func (l *SlidingWindow) Allow(_ context.Context, key string, now time.Time) (Decision, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.calls++
+	if l.calls%1024 == 0 {
+		l.sweep(now)
+	}
+	r := l.logs[key]
+	if r == nil {
+		r = &ring{times: make([]time.Time, l.max)}
+		l.logs[key] = r
+	}
+	r.expire(now, l.window)
+	if r.n < l.max {
+		r.push(now)
+		return Decision{Verdict: Allow}, nil
+	}
+	// The oldest admitted time leaves the window at oldest+window. A clock
+	// that jumped backwards keeps old entries counted (fail closed) but never
+	// asks for more than one window of patience.
+	wait := r.times[r.head].Add(l.window).Sub(now)
+	if wait <= 0 || wait > l.window {
+		wait = l.window
+	}
+	return Decision{Verdict: Deny, RetryAfter: wait}, nil
+}
+
+// Len reports how many keys the limiter tracks (for tests and metrics).
+func (l *SlidingWindow) Len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.logs)
+}
+
+func (l *SlidingWindow) sweep(now time.Time) {
+	for k, r := range l.logs {
+		r.expire(now, l.window)
+		if r.n == 0 {
+			delete(l.logs, k)
+		}
+	}
+}
+
+func (r *ring) expire(now time.Time, window time.Duration) {
+	for r.n > 0 && now.Sub(r.times[r.head]) >= window {
+		r.head = (r.head + 1) % len(r.times)
+		r.n--
+	}
+}
+
+func (r *ring) push(t time.Time) {
+	r.times[(r.head+r.n)%len(r.times)] = t
+	r.n++
+}

@@ -1,0 +1,103 @@
+package surface
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+)
+
+// Approval statuses a result may report. The agent learns where approval
+// stands, never who approved or with what.
+const (
+	ApprovalPending = "pending"
+	ApprovalGranted = "granted"
+	ApprovalDenied  = "denied"
+	// ApprovalUnknown replaces a status the kernel does not know, so a
+	// client can never read an unknown status as a grant.
+	ApprovalUnknown = "unknown"
+)
+
+// evidenceKeys are top-level result members that would carry approval
+// evidence. The convention is that approval is reported only through
+// result.approval.status; these are removed in case a page puts them
+// elsewhere.
+var evidenceKeys = []string{"approvalToken", "approvalEvidence", "approvalSignature", "approvedBy", "approver"}
+
+// sanitizeResult applies the result conventions to an executor's answer:
+//   - approval is reduced to {"status": pending|granted|denied|unknown};
+//   - error is reduced to {"code", "message"} strings (a business failure);
+//   - approval evidence members are dropped.
+//
+// It reports whether the result is a business failure. Results that need no
+// change are passed through byte for byte.
+func sanitizeResult(raw json.RawMessage) (json.RawMessage, bool, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return json.RawMessage("null"), false, nil
+	}
+	if raw[0] != '{' {
+		if !json.Valid(raw) {
+			return nil, false, errors.New("result is not JSON")
+		}
+		return raw, false, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var obj map[string]any
+	if err := dec.Decode(&obj); err != nil || dec.More() {
+		return nil, false, errors.New("result is not JSON")
+	}
+	changed := false
+	if a, ok := obj["approval"]; ok {
+		obj["approval"] = map[string]any{"status": approvalStatus(a)}
+		changed = true
+	}
+	for _, k := range evidenceKeys {
+		if _, ok := obj[k]; ok {
+			delete(obj, k)
+			changed = true
+		}
+	}
+	business := false
+	if e, ok := obj["error"]; ok && e != nil {
+		business = true
+		obj["error"] = businessError(e)
+		changed = true
+	}
+	if !changed {
+		return raw, false, nil
+	}
+	b, err := json.Marshal(obj)
+	return b, business, err
+}
+
+func approvalStatus(a any) string {
+	m, ok := a.(map[string]any)
+	if !ok {
+		return ApprovalUnknown
+	}
+	switch st, _ := m["status"].(string); st {
+	case ApprovalPending, ApprovalGranted, ApprovalDenied:
+		return st
+	}
+	return ApprovalUnknown
+}
+
+// businessError keeps the code and message of a business failure and
+// nothing else: a stack, a request dump or a token has no place in an
+// agent's context.
+func businessError(e any) map[string]any {
+	out := map[string]any{"code": "ACTION_FAILED", "message": ""}
+	switch t := e.(type) {
+	case map[string]any:
+		if c, ok := t["code"].(string); ok && c != "" {
+			out["code"] = c
+		}
+		if m, ok := t["message"].(string); ok {
+			out["message"] = m
+		}
+	case string:
+		out["message"] = t
+	}
+	return out
+}
