@@ -2,19 +2,46 @@
 # commands a person needs; everything else is for working on the project.
 
 GO        ?= go
+GOROOT    := $(shell $(GO) env GOROOT)
 BUILD     := build
+SITE      := $(BUILD)/site
+PORT      ?= 8080
 FUZZTIME  ?= 30s
-PKGS_NATIVE := ./surface/...
+PKGS_NATIVE := ./surface/... ./cmd/...
+WASMFLAGS := -trimpath -ldflags="-s -w"
 
-.PHONY: all test test-native test-wasip1 check fmt vet cross fuzz bench clean
+.PHONY: all demo site test test-native test-js test-e2e chromium check fmt vet cross fuzz bench clean
 
 all: check test
 
-## test: every test that exists, natively, under wasip1 (wazero) and in the browser.
-test: test-native
+## demo: build everything and serve the demo app on 127.0.0.1:$(PORT).
+demo: site
+	$(GO) run ./cmd/demo -dir $(SITE) -addr 127.0.0.1:$(PORT)
+
+## site: the demo site with the surface runtime under /pling/.
+site:
+	rm -rf $(SITE) && mkdir -p $(SITE)/pling
+	cp -R web/. $(SITE)/
+	cp js/*.js js/*.d.ts $(SITE)/pling/
+	cp "$(GOROOT)/lib/wasm/wasm_exec.js" $(SITE)/pling/wasm_exec.js
+	GOOS=js GOARCH=wasm $(GO) build $(WASMFLAGS) -o $(SITE)/pling/surface.wasm ./wasm
+
+## test: every test that exists: native (the wasip1 build under wazero included),
+## GOOS=js under Node, and headless Chromium.
+test: test-native test-js test-e2e
 
 test-native:
 	$(GO) test -race -count=1 $(PKGS_NATIVE)
+
+test-js:
+	GOOS=js GOARCH=wasm $(GO) test -count=1 -exec="$(GOROOT)/lib/wasm/go_js_wasm_exec" ./hostbridge/... ./wasm/...
+
+## chromium: install Debian's Chromium when it is missing (never a downloaded browser).
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
+
+test-e2e: site chromium
+	$(GO) test -count=1 ./e2e/...
 
 ## check: formatting, vet and cross-builds for every target the project runs on.
 check: fmt vet cross
