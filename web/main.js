@@ -1,0 +1,130 @@
+// Boots the orders page, then projects its registry and executor as an agent
+// surface. The page's own UI works without the surface runtime; the surface
+// is added on top and never replaces anything.
+
+import * as store from "./store.js";
+import { $ } from "./dom.js";
+import { mountOrders } from "./orders-ui.js";
+import { mountDelegation, currentSession, isOpenMode, onDelegationChange, sessionState } from "./delegation.js";
+import { mountConsole } from "./console.js";
+import { addAuditEvent, auditEvents } from "./audit.js";
+
+const RUNTIME_URL = "./pling/pling-surface.js";
+
+let surfaces = null; // { delegated, open } once the runtime is loaded
+let active = null; // { surface, stop } of the surface listening now
+
+mountOrders();
+mountDelegation(store.ACTION_IDS);
+mountConsole();
+
+const ready = startSurface();
+// Tests await __demo.ready; the page itself must not report an unhandled
+// rejection when the runtime is missing.
+ready.catch(() => {});
+
+window.__demo = Object.freeze({
+  ready,
+  get surface() {
+    return active ? active.surface : null;
+  },
+  get executorCalls() {
+    return store.executorCallCount();
+  },
+  get openMode() {
+    return isOpenMode();
+  },
+  state: () => store.pageState(),
+  order: (id) => store.order(id),
+  visibleOrderIds: () => store.view().visible.map((o) => o.id),
+  pendingApprovals: () => store.pendingApprovals().map((a) => a.orderId),
+  session: () => currentSession(),
+  sessionState: () => sessionState(),
+  auditEvents: () => auditEvents(),
+  actionIds: () => [...store.ACTION_IDS],
+  registryVersion: () => store.actionsVersion(),
+});
+
+async function startSurface() {
+  setRuntimeStatus("loading", "Agent surface: loading…");
+  let runtime;
+  try {
+    const mod = await import(RUNTIME_URL);
+    runtime = await mod.loadSurface();
+  } catch (err) {
+    setRuntimeStatus("unavailable", "Agent surface: runtime not loaded");
+    $("runtime-status").title = String(err && err.message ? err.message : err);
+    console.warn("orders: agent surface runtime unavailable:", err);
+    throw err;
+  }
+  const { createSurface, defineRegistry } = runtime;
+
+  // The registry is the page's own: the same actions, records and state the
+  // table renders from. version() lets the runtime skip re-reading actions
+  // that did not change.
+  const registry = defineRegistry({
+    version: () => store.actionsVersion(),
+    actions: () => store.actions(),
+    records: store.records,
+    route: () => store.route(),
+    regions: store.REGIONS,
+    state: () => store.pageState(),
+    feedback: () => store.feedback(),
+    unavailable: () => store.unavailable(),
+  });
+
+  const common = {
+    registry,
+    // The page's one executor; the surface hands it the business input as
+    // JSON text and the call's identity (agent, session, request id).
+    execute: (id, argsJson, context) => store.execute(id, parseArgs(argsJson), context || {}),
+    app: "orders",
+    expose: [...store.ACTION_IDS],
+    rateLimit: { maxRequests: 30, windowMs: 60_000 },
+    replay: true,
+    onAudit: (event) => addAuditEvent(event),
+  };
+  const delegated = createSurface({ ...common, session: () => currentSession() });
+  let open = null;
+  surfaces = {
+    delegated,
+    // Open mode has no session at all, which a session getter cannot express
+    // (a getter answering null means "no session: refuse"). It is a second
+    // surface over the same registry and executor, created on first use.
+    get open() {
+      if (!open) open = createSurface(common);
+      return open;
+    },
+  };
+  switchSurface();
+  onDelegationChange(switchSurface);
+  return active.surface;
+}
+
+function switchSurface() {
+  if (!surfaces) return;
+  const want = isOpenMode() ? surfaces.open : surfaces.delegated;
+  if (active && active.surface === want) return;
+  if (active) active.stop();
+  // No extra origins: only this window (and scripts in it) may talk to it.
+  const stop = want.listen({ allowedOrigins: [] });
+  active = { surface: want, stop: typeof stop === "function" ? stop : () => {} };
+  if (isOpenMode()) setRuntimeStatus("open", "Agent surface: listening (OPEN MODE)");
+  else setRuntimeStatus("listening", "Agent surface: listening");
+}
+
+function parseArgs(argsJson) {
+  if (argsJson === undefined || argsJson === null || argsJson === "") return {};
+  if (typeof argsJson === "object") return argsJson;
+  try {
+    return JSON.parse(argsJson);
+  } catch {
+    return {};
+  }
+}
+
+function setRuntimeStatus(state, text) {
+  const pill = $("runtime-status");
+  pill.dataset.state = state;
+  pill.textContent = text;
+}
