@@ -61,6 +61,8 @@ cross:
 ## fuzz: every fuzz target for FUZZTIME each.
 fuzz:
 	$(GO) test -run=NONE -fuzz=FuzzDecode -fuzztime=$(FUZZTIME) ./surface/internal/strictjson/
+	$(GO) test -run=NONE -fuzz='^FuzzHandle$$' -fuzztime=$(FUZZTIME) ./surface/
+	$(GO) test -run=NONE -fuzz='^FuzzDescribeInput$$' -fuzztime=$(FUZZTIME) ./surface/
 
 ## bench: kernel micro-benchmarks.
 bench:

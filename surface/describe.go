@@ -48,7 +48,11 @@ func (s *Surface) describe(ctx context.Context, sess *Session, in DescribeInput)
 		c.RegionsTotal = 0 // only reported when cut
 	}
 	c.Records = selectRecords(view.Records, q)
-	c.RecordsTotal = max(view.RecordsTotal, q.Offset+len(c.Records))
+	c.RecordsTotal = view.RecordsTotal
+	if n := len(c.Records); n > 0 {
+		// Never below what was shown; an empty page past the end proves nothing.
+		c.RecordsTotal = max(c.RecordsTotal, q.Offset+n)
+	}
 	c.RecordIDs, c.RecordIDsTotal = capList(view.RecordIDs, lim.MaxRecordIDs)
 	c.RecordIDsTotal = max(c.RecordIDsTotal, view.RecordIDsTotal)
 	c.State, c.StateTotal = capState(view.State, lim.MaxStateKeys)

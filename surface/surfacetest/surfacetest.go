@@ -195,9 +195,10 @@ func (p *Page) Execute(ctx context.Context, call surface.Call) (json.RawMessage,
 		p.mu.Unlock()
 		return nil, fmt.Errorf("surfacetest: no handler for %q", call.Action)
 	}
-	out, err := h(p, call)
-	p.mu.Unlock()
-	return out, err
+	// Deferred so that a panicking handler (orders.panic) does not leave
+	// the page locked for every later View.
+	defer p.mu.Unlock()
+	return h(p, call)
 }
 
 // RecordID returns the record part of a concrete action id "template:record".
