@@ -60,7 +60,9 @@ cross:
 
 ## fuzz: every fuzz target for FUZZTIME each.
 fuzz:
-	$(GO) test -run=NONE -fuzz=FuzzDecode -fuzztime=$(FUZZTIME) ./surface/internal/strictjson/
+	$(GO) test -run=NONE -fuzz='^FuzzDecode$$' -fuzztime=$(FUZZTIME) ./surface/internal/strictjson/
+	$(GO) test -run=NONE -fuzz='^FuzzCheckValue$$' -fuzztime=$(FUZZTIME) ./surface/internal/strictjson/
+	$(GO) test -run=NONE -fuzz='^FuzzFoldKey$$' -fuzztime=$(FUZZTIME) ./surface/internal/strictjson/
 	$(GO) test -run=NONE -fuzz='^FuzzHandle$$' -fuzztime=$(FUZZTIME) ./surface/
 	$(GO) test -run=NONE -fuzz='^FuzzDescribeInput$$' -fuzztime=$(FUZZTIME) ./surface/
 
