@@ -8,7 +8,6 @@ import (
 // the capabilities a session may see and call, in registry order.
 type effectiveSet struct {
 	caps     []Capability
-	byID     map[string]*effectiveCap
 	withheld []Unavailable // exposed and in scope, but unsafe to offer
 }
 
@@ -35,7 +34,7 @@ func (s *Surface) effective(view *View, sess *Session) *effectiveSet {
 		counts[view.Actions[i].ID]++
 	}
 	reported := map[string]bool{}
-	set := &effectiveSet{byID: make(map[string]*effectiveCap)}
+	set := &effectiveSet{}
 	for i := range view.Actions {
 		a := &view.Actions[i]
 		if a.ID == "" || !s.exposed(a.ID) {
@@ -54,15 +53,48 @@ func (s *Surface) effective(view *View, sess *Session) *effectiveSet {
 			}
 			continue
 		}
-		sch, err := s.schemas.get(a.InputSchema)
-		if err != nil {
+		if _, err := s.schemas.get(a.InputSchema); err != nil {
 			set.withheld = append(set.withheld, Unavailable{ID: a.ID, Reason: "input schema does not compile"})
 			continue
 		}
-		set.byID[a.ID] = &effectiveCap{action: a, schema: sch}
 		set.caps = append(set.caps, project(a))
 	}
 	return set
+}
+
+// lookup finds one capability of the effective set without projecting the
+// whole list: invoke needs only the capability it names. The rules are the
+// same as effective's, so describe and invoke never disagree.
+func (s *Surface) lookup(view *View, sess *Session, id string) *effectiveCap {
+	var found *Action
+	for i := range view.Actions {
+		if view.Actions[i].ID == id {
+			if found != nil {
+				return nil // declared twice: withheld
+			}
+			found = &view.Actions[i]
+		}
+	}
+	if found == nil || id == "" || !s.exposed(id) || !inScope(sess, id) {
+		return nil
+	}
+	sch, err := s.schemas.get(found.InputSchema)
+	if err != nil {
+		return nil
+	}
+	return &effectiveCap{action: found, schema: sch}
+}
+
+func inScope(sess *Session, id string) bool {
+	if sess == nil {
+		return true // open mode
+	}
+	for _, s := range sess.Scope {
+		if s == id {
+			return true
+		}
+	}
+	return false
 }
 
 // exposed asks the page-level predicate; a predicate that panics exposes nothing.

@@ -37,8 +37,7 @@ func (s *Surface) handleInvoke(ctx context.Context, start time.Time, ev *AuditEv
 	if perr != nil {
 		return s.reject(ctx, start, ev, id, perr)
 	}
-	set := s.effective(view, sess)
-	ec := set.byID[capID]
+	ec := s.lookup(view, sess, capID)
 	if ec == nil {
 		return s.reject(ctx, start, ev, id, newError(CodeCapabilityNotExposed, "capability is not exposed to this session"))
 	}
