@@ -714,11 +714,25 @@ func TestCapabilitiesChanged(t *testing.T) {
 			change: func() { sess.set(revoked, nil) }},
 		{name: "same session id after revocation", mode: "changed", listed: 4,
 			change: func() { sess.set(pSession("s1", all...), nil) }},
+		{name: "after re-grant", mode: "changed", listed: 0, unchanged: true},
+		// Revoked and granted again between two requests: no request saw the
+		// revocation, but the new grant (a new expiry) must not inherit the
+		// old cache entry.
+		{name: "re-granted unseen with a new expiry", mode: "changed", listed: 4,
+			change: func() {
+				g := pSession("s1", all...)
+				g.ExpiresAt = g.ExpiresAt.Add(time.Hour)
+				sess.set(g, nil)
+			}},
 		{name: "new session", mode: "changed", listed: 4,
 			change: func() { sess.set(pSession("s2", all...), nil) }},
 		{name: "new session again", mode: "changed", listed: 0, unchanged: true},
 		{name: "first session keeps its own cache", mode: "changed", listed: 0, unchanged: true,
-			change: func() { sess.set(pSession("s1", all...), nil) }},
+			change: func() {
+				g := pSession("s1", all...)
+				g.ExpiresAt = g.ExpiresAt.Add(time.Hour)
+				sess.set(g, nil)
+			}},
 	}
 	for _, st := range steps {
 		// Steps share one surface and run in order: each depends on the last.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"slices"
 	"strconv"
 
 	"pling.dev/agent/surface/internal/strictjson"
@@ -110,19 +111,17 @@ func parseEnvelope(v any) (*request, string, *Error) {
 // checkKnownFields refuses envelope members outside the method's set. A body
 // cannot smuggle a session, a scope or anything else the kernel would ignore.
 func checkKnownFields(obj map[string]any, allowed ...string) *Error {
+	var unknown []string
 	for k := range obj {
-		known := false
-		for _, a := range allowed {
-			if k == a {
-				known = true
-				break
-			}
-		}
-		if !known {
-			return newError(CodeInvalidRequest, "unknown field "+strconv.Quote(k))
+		if !slices.Contains(allowed, k) {
+			unknown = append(unknown, k)
 		}
 	}
-	return nil
+	if len(unknown) == 0 {
+		return nil
+	}
+	// Name the first in key order so the message does not depend on map order.
+	return newError(CodeInvalidRequest, "unknown field "+strconv.Quote(slices.Min(unknown)))
 }
 
 // parseDescribeInput checks describe's input (step 4).
@@ -135,7 +134,14 @@ func parseDescribeInput(raw any, present bool) (DescribeInput, *Error) {
 	if !ok {
 		return in, newError(CodeInvalidRequest, "describe input must be an object")
 	}
-	for k, v := range obj {
+	// Sorted, so that with several bad fields the same one is reported every time.
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		v := obj[k]
 		switch k {
 		case "record":
 			ids, err := parseRecordSelection(v)

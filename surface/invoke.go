@@ -4,26 +4,25 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 )
 
 // handleInvoke runs steps 4-7 for invoke.
-func (s *Surface) handleInvoke(ctx context.Context, start time.Time, ev *AuditEvent, req *request, sess *Session) *Response {
+func (s *Surface) handleInvoke(ctx context.Context, ev *AuditEvent, req *request, sess *Session) *Response {
 	id := req.ID
 	// 4. method-specific fields.
 	if perr := checkKnownFields(req.fields, "protocol", "id", "method", "capability", "input"); perr != nil {
-		return s.reject(ctx, start, ev, id, perr)
+		return s.reject(ev, id, perr)
 	}
 	capID, ok := req.fields["capability"].(string)
 	if !ok || capID == "" {
-		return s.reject(ctx, start, ev, id, newError(CodeInvalidRequest, "capability must be a non-empty string"))
+		return s.reject(ev, id, newError(CodeInvalidRequest, "capability must be a non-empty string"))
 	}
 	ev.Capability = capID
 	input := map[string]any{}
 	if raw, present := req.fields["input"]; present {
 		obj, ok := raw.(map[string]any)
 		if !ok {
-			return s.reject(ctx, start, ev, id, newError(CodeInvalidRequest, "invoke input must be an object"))
+			return s.reject(ev, id, newError(CodeInvalidRequest, "invoke input must be an object"))
 		}
 		input = obj
 	}
@@ -35,11 +34,11 @@ func (s *Surface) handleInvoke(ctx context.Context, start time.Time, ev *AuditEv
 	}
 	view, perr := s.readView(ctx, q)
 	if perr != nil {
-		return s.reject(ctx, start, ev, id, perr)
+		return s.reject(ev, id, perr)
 	}
 	ec := s.lookup(view, sess, capID)
 	if ec == nil {
-		return s.reject(ctx, start, ev, id, newError(CodeCapabilityNotExposed, "capability is not exposed to this session"))
+		return s.reject(ev, id, newError(CodeCapabilityNotExposed, "capability is not exposed to this session"))
 	}
 	action := capID
 	var target *Record
@@ -47,32 +46,32 @@ func (s *Surface) handleInvoke(ctx context.Context, start time.Time, ev *AuditEv
 		param := t.param()
 		recID, ok := input[param].(string)
 		if !ok || recID == "" {
-			return s.reject(ctx, start, ev, id, newError(CodeInvalidRequest, "input."+param+" must name a record"))
+			return s.reject(ev, id, newError(CodeInvalidRequest, "input."+param+" must name a record"))
 		}
 		ev.RecordID = recID
 		if len(q.IDs) != 1 || q.IDs[0] != recID {
 			if view, perr = s.readView(ctx, ViewQuery{IDs: []string{recID}}); perr != nil {
-				return s.reject(ctx, start, ev, id, perr)
+				return s.reject(ev, id, perr)
 			}
 		}
 		target = findRecord(view.Records, recID)
 		if target == nil || (t.Kind != "" && target.Kind != "" && target.Kind != t.Kind) {
-			return s.reject(ctx, start, ev, id, newError(CodeInvalidRequest, "record is not referenceable"))
+			return s.reject(ev, id, newError(CodeInvalidRequest, "record is not referenceable"))
 		}
 		if action, ok = concreteAction(target, capID); !ok {
-			return s.reject(ctx, start, ev, id, newError(CodeInvalidRequest, "capability does not apply to this record"))
+			return s.reject(ev, id, newError(CodeInvalidRequest, "capability does not apply to this record"))
 		}
 		// The record parameter is protocol, not business input.
 		input = withoutKey(input, param)
 	}
 	vs, err := validateInput(ec.schema, input)
 	if err != nil {
-		return s.reject(ctx, start, ev, id, newError(CodeInternalError, "input could not be validated"))
+		return s.reject(ev, id, newError(CodeInternalError, "input could not be validated"))
 	}
 	if len(vs) > 0 {
 		e := newError(CodeInvalidRequest, "input does not match the capability's schema")
 		e.Violations = vs
-		return s.reject(ctx, start, ev, id, e)
+		return s.reject(ev, id, e)
 	}
 	if s.guard != nil {
 		key := ReplayKey{RequestID: id}
@@ -82,16 +81,16 @@ func (s *Surface) handleInvoke(ctx context.Context, start time.Time, ev *AuditEv
 		d, err := callGuard(ctx, s.guard, key, s.now(), s.window)
 		switch {
 		case err != nil || (d != Claimed && d != Replayed):
-			return s.reject(ctx, start, ev, id, newError(CodeReplayGuardUnavailable, "replay guard is unavailable"))
+			return s.reject(ev, id, newError(CodeReplayGuardUnavailable, "replay guard is unavailable"))
 		case d == Replayed:
-			return s.reject(ctx, start, ev, id, newError(CodeReplayDetected, "request id was already used in this session"))
+			return s.reject(ev, id, newError(CodeReplayDetected, "request id was already used in this session"))
 		}
 	}
 
 	// 6. the page's executor, exactly once.
 	args, err := json.Marshal(input)
 	if err != nil {
-		return s.reject(ctx, start, ev, id, newError(CodeInternalError, "input could not be encoded"))
+		return s.reject(ev, id, newError(CodeInternalError, "input could not be encoded"))
 	}
 	call := Call{Action: action, Input: args, Context: CallContext{
 		RequestID: id, Capability: capID, Record: ev.RecordID,
@@ -99,11 +98,11 @@ func (s *Surface) handleInvoke(ctx context.Context, start time.Time, ev *AuditEv
 	}}
 	raw, perr := s.execute(ctx, call)
 	if perr != nil {
-		return s.reject(ctx, start, ev, id, perr)
+		return s.reject(ev, id, perr)
 	}
 	result, business, err := sanitizeResult(raw)
 	if err != nil {
-		return s.reject(ctx, start, ev, id, newError(CodeInternalError, "executor returned a result that is not JSON"))
+		return s.reject(ev, id, newError(CodeInternalError, "executor returned a result that is not JSON"))
 	}
 
 	// 7. bounded after, then audit.
@@ -112,7 +111,7 @@ func (s *Surface) handleInvoke(ctx context.Context, start time.Time, ev *AuditEv
 	if business {
 		outcome = OutcomeBusinessError
 	}
-	s.finish(ctx, start, ev, outcome, "")
+	ev.Outcome = outcome
 	return &Response{Protocol: Protocol, ID: id, OK: true, Result: result, After: after}
 }
 

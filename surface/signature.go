@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 )
 
 // signature fingerprints an effective capability list. Two lists with the
@@ -44,7 +45,11 @@ func sessionKey(sess *Session) (key, scope string) {
 	}
 	ids := append([]string(nil), sess.Scope...)
 	sort.Strings(ids)
-	return sess.SessionID, strings.Join(ids, "\x00")
+	// The expiry and delegation belong to the grant: a session id granted
+	// again after a revocation is a new grant, and its first "changed"
+	// describe gets the full list.
+	grant := sess.ExpiresAt.UTC().Format(time.RFC3339Nano) + "\x00" + sess.DelegationID
+	return sess.SessionID, grant + "\x00" + strings.Join(ids, "\x00")
 }
 
 func (c *signatureCache) unchanged(sess *Session, route, sig string) bool {

@@ -90,11 +90,9 @@ func New(opts Options) (*Surface, error) {
 // protocol failure or a contained notification.
 func (s *Surface) Handle(ctx context.Context, data []byte) *Response {
 	start := s.now()
-	v, err := strictjson.Decode(data, s.strict)
-	if err != nil {
-		return s.reject(ctx, start, nil, "", decodeError(err))
-	}
-	return s.handleTree(ctx, start, v)
+	resp, ev := s.handleBytes(ctx, data)
+	s.emit(ctx, start, ev)
+	return resp
 }
 
 // HandleValue answers a request that a transport has already decoded (for
@@ -103,32 +101,61 @@ func (s *Surface) Handle(ctx context.Context, data []byte) *Response {
 // numbers only, no case-variant keys, within Limits.
 func (s *Surface) HandleValue(ctx context.Context, v any) *Response {
 	start := s.now()
+	var resp *Response
+	ev := &AuditEvent{}
 	tree, err := strictjson.CheckValue(v, s.strict)
 	if err != nil {
-		return s.reject(ctx, start, nil, "", decodeError(err))
+		resp = s.reject(ev, "", decodeError(err))
+	} else {
+		resp, ev = s.handleTree(ctx, tree)
 	}
-	return s.handleTree(ctx, start, tree)
+	s.emit(ctx, start, ev)
+	return resp
 }
 
-// HandleJSON is Handle with the response encoded, and held to
-// Limits.MaxResponseBytes: a response over it is replaced by INTERNAL_ERROR
-// (the request was still handled once; the transport just cannot carry it).
+// HandleJSON is Handle with the response encoded and held to
+// Limits.MaxResponseBytes. A response over the limit is replaced by
+// INTERNAL_ERROR, and the audit event says so: the request was handled
+// once, but the caller never saw its result. Transports should prefer it
+// to Handle followed by Encode, whose audit cannot know the encoded size.
 func (s *Surface) HandleJSON(ctx context.Context, data []byte) []byte {
-	return s.Encode(s.Handle(ctx, data))
+	start := s.now()
+	resp, ev := s.handleBytes(ctx, data)
+	b, ok := s.encode(resp)
+	if !ok {
+		ev.Outcome, ev.Code = OutcomeProtocolError, string(CodeInternalError)
+	}
+	s.emit(ctx, start, ev)
+	return b
 }
 
-// Encode marshals r within Limits.MaxResponseBytes.
+// Encode marshals r within Limits.MaxResponseBytes; a response over it is
+// replaced by INTERNAL_ERROR.
 func (s *Surface) Encode(r *Response) []byte {
+	b, _ := s.encode(r)
+	return b
+}
+
+func (s *Surface) encode(r *Response) ([]byte, bool) {
 	b, err := json.Marshal(r)
 	if err == nil && len(b) <= s.opts.Limits.MaxResponseBytes {
-		return b
+		return b, true
 	}
 	msg := "response could not be encoded"
 	if err == nil {
 		msg = "response is larger than the size limit"
 	}
 	b, _ = json.Marshal(&Response{Protocol: Protocol, ID: r.ID, OK: false, Error: newError(CodeInternalError, msg)})
-	return b
+	return b, false
+}
+
+func (s *Surface) handleBytes(ctx context.Context, data []byte) (*Response, *AuditEvent) {
+	v, err := strictjson.Decode(data, s.strict)
+	if err != nil {
+		ev := &AuditEvent{}
+		return s.reject(ev, "", decodeError(err)), ev
+	}
+	return s.handleTree(ctx, v)
 }
 
 // Describe returns the description for the current session, as a direct
@@ -178,11 +205,12 @@ func (in DescribeInput) validate() *Error {
 func (s *Surface) now() time.Time { return s.opts.Now() }
 
 // handleTree runs the processing order on a decoded request.
-func (s *Surface) handleTree(ctx context.Context, start time.Time, v any) (resp *Response) {
+func (s *Surface) handleTree(ctx context.Context, v any) (resp *Response, evp *AuditEvent) {
 	ev := AuditEvent{}
+	evp = &ev
 	defer func() {
 		if r := recover(); r != nil {
-			resp = s.reject(ctx, start, &ev, ev.RequestID, newError(CodeInternalError, "internal error"))
+			resp = s.reject(&ev, ev.RequestID, newError(CodeInternalError, "internal error"))
 		}
 	}()
 
@@ -195,7 +223,7 @@ func (s *Surface) handleTree(ctx context.Context, start time.Time, v any) (resp 
 				ev.Method = ms
 			}
 		}
-		return s.reject(ctx, start, &ev, id, perr)
+		return s.reject(&ev, id, perr), evp
 	}
 	ev.Method = string(req.Method)
 
@@ -205,56 +233,50 @@ func (s *Surface) handleTree(ctx context.Context, start time.Time, v any) (resp 
 		ev.SessionID, ev.AgentID, ev.UserID, ev.DelegationID = sess.SessionID, sess.AgentID, sess.UserID, sess.DelegationID
 	}
 	if perr != nil {
-		return s.reject(ctx, start, &ev, id, perr)
+		return s.reject(&ev, id, perr), evp
 	}
 
 	// 3. rate limit.
 	if perr := s.rateLimit(ctx, sess); perr != nil {
-		return s.reject(ctx, start, &ev, id, perr)
+		return s.reject(&ev, id, perr), evp
 	}
 
 	// 4-7 by method.
 	switch req.Method {
 	case MethodDescribe:
 		if perr := checkKnownFields(req.fields, "protocol", "id", "method", "input"); perr != nil {
-			return s.reject(ctx, start, &ev, id, perr)
+			return s.reject(&ev, id, perr), evp
 		}
 		raw, present := req.fields["input"]
 		in, perr := parseDescribeInput(raw, present)
 		if perr != nil {
-			return s.reject(ctx, start, &ev, id, perr)
+			return s.reject(&ev, id, perr), evp
 		}
 		d, perr := s.describe(ctx, sess, in)
 		if perr != nil {
-			return s.reject(ctx, start, &ev, id, perr)
+			return s.reject(&ev, id, perr), evp
 		}
-		s.finish(ctx, start, &ev, OutcomeOK, "")
-		return &Response{Protocol: Protocol, ID: id, OK: true, Result: d}
+		ev.Outcome = OutcomeOK
+		return &Response{Protocol: Protocol, ID: id, OK: true, Result: d}, evp
 	default:
-		return s.handleInvoke(ctx, start, &ev, req, sess)
+		return s.handleInvoke(ctx, &ev, req, sess), evp
 	}
 }
 
-// reject builds a protocol failure and audits it.
-func (s *Surface) reject(ctx context.Context, start time.Time, ev *AuditEvent, id string, perr *Error) *Response {
-	if ev == nil {
-		ev = &AuditEvent{}
-	}
-	s.finish(ctx, start, ev, OutcomeProtocolError, string(perr.Code))
+// reject builds a protocol failure and marks ev with its code.
+func (s *Surface) reject(ev *AuditEvent, id string, perr *Error) *Response {
+	ev.Outcome, ev.Code = OutcomeProtocolError, string(perr.Code)
 	return &Response{Protocol: Protocol, ID: id, OK: false, Error: perr}
 }
 
-func (s *Surface) finish(ctx context.Context, start time.Time, ev *AuditEvent, outcome Outcome, code string) {
+// emit completes ev with its timing and delivers it.
+func (s *Surface) emit(ctx context.Context, start time.Time, ev *AuditEvent) {
 	if s.opts.OnAudit == nil {
 		return
 	}
 	end := s.now()
-	ev.Outcome, ev.Code = outcome, code
 	ev.Time = end
-	ev.DurationMs = float64(end.Sub(start).Microseconds()) / 1000
-	if ev.DurationMs < 0 {
-		ev.DurationMs = 0
-	}
+	ev.DurationMs = max(0, float64(end.Sub(start).Microseconds())/1000)
 	s.audit(ctx, *ev)
 }
 
