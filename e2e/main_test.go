@@ -1,0 +1,149 @@
+// Package e2e drives the assembled site in headless Chromium: the demo page
+// and small test pages that load the same runtime, with an external agent
+// that runs as a content script would, in an isolated world of the page.
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"pling.dev/agent/internal/devserver"
+)
+
+var (
+	// siteURL serves the assembled site at / and testdata/ at /e2e/, so the
+	// test pages load the runtime from the same origin as the demo.
+	siteURL string
+	// foreignURLs serve testdata/foreign/ from other origins: another port
+	// of the same host (same site), and another host name (another site).
+	foreignURLs map[string]string
+	// browser is the one Chromium of this test binary; each test opens a tab.
+	browser context.Context
+)
+
+// requiredSiteFiles are what `make site` assembles and the tests load.
+var requiredSiteFiles = []string{
+	"index.html",
+	"pling/pling-surface.js",
+	"pling/wasm_exec.js",
+	"pling/surface.wasm",
+}
+
+func TestMain(m *testing.M) {
+	code, err := run(m)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+func run(m *testing.M) (int, error) {
+	site, err := filepath.Abs(filepath.Join("..", "build", "site"))
+	if err != nil {
+		return 1, err
+	}
+	for _, f := range requiredSiteFiles {
+		if _, err := os.Stat(filepath.Join(site, f)); err != nil {
+			return 1, fmt.Errorf("the assembled site is incomplete (%s): run `make site` first, or `make test-e2e`, which does", filepath.Join(site, f))
+		}
+	}
+	chromium, err := exec.LookPath("chromium")
+	if err != nil {
+		return 1, fmt.Errorf("no chromium on PATH: run `make chromium` first, or `make test-e2e`, which does: %w", err)
+	}
+
+	mux := http.NewServeMux()
+	mux.Handle("/", devserver.Handler(site))
+	mux.Handle("/e2e/", http.StripPrefix("/e2e", devserver.Handler("testdata")))
+	main := httptest.NewServer(mux)
+	defer main.Close()
+	siteURL = main.URL
+
+	// The foreign pages are embedded by the isolated site, so they must opt
+	// in to being embedded cross-origin and be isolated themselves, or
+	// Chromium never loads them and the hostile tests would prove nothing.
+	foreign := httptest.NewServer(embeddable(devserver.Handler(filepath.Join("testdata", "foreign"))))
+	defer foreign.Close()
+	foreignURLs = map[string]string{
+		"same-site other port": foreign.URL,
+		"cross-site":           strings.Replace(foreign.URL, "127.0.0.1", "localhost", 1),
+	}
+
+	profile, err := os.MkdirTemp("", "pling-e2e-profile-")
+	if err != nil {
+		return 1, err
+	}
+	defer os.RemoveAll(profile)
+
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(chromium),
+		chromedp.UserDataDir(profile),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		// Tabs of one browser run side by side; none may be slowed down
+		// for being in the background.
+		chromedp.Flag("disable-background-timer-throttling", true),
+		chromedp.Flag("disable-renderer-backgrounding", true),
+		chromedp.Flag("disable-backgrounding-occluded-windows", true),
+	)
+	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)
+	stop := func() {
+		cancelBrowser()
+		cancelAlloc() // waits for the browser process to exit
+	}
+	if err := chromedp.Do(browserCtx); err != nil {
+		stop()
+		return 1, fmt.Errorf("start %s: %w", chromium, err)
+	}
+	browser = browserCtx
+
+	code := m.Run()
+	stop()
+	if err := os.RemoveAll(profile); err != nil {
+		return 1, fmt.Errorf("remove the browser profile: %w", err)
+	}
+	if _, err := os.Stat(profile); !errors.Is(err, os.ErrNotExist) {
+		return 1, fmt.Errorf("the browser profile %s is still there", profile)
+	}
+	return code, nil
+}
+
+// embeddable lets an isolated page on another origin embed h's pages.
+func embeddable(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(corpWriter{w}, r)
+	})
+}
+
+// corpWriter replaces the same-origin resource policy of devserver with
+// cross-origin just before the headers go out.
+type corpWriter struct{ http.ResponseWriter }
+
+func (c corpWriter) WriteHeader(code int) {
+	c.Header().Set("Cross-Origin-Resource-Policy", "cross-origin")
+	c.ResponseWriter.WriteHeader(code)
+}
+
+func (c corpWriter) Write(b []byte) (int, error) {
+	c.Header().Set("Cross-Origin-Resource-Policy", "cross-origin")
+	return c.ResponseWriter.Write(b)
+}

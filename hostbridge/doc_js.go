@@ -1,0 +1,45 @@
+//go:build js && wasm
+
+// Package hostbridge runs the surface kernel inside a browser page (or Node)
+// compiled with GOOS=js GOARCH=wasm, on top of a JavaScript host object.
+//
+//	rt := hostbridge.NewRuntime()            // {protocol, create, stats}
+//	js.Global().Set("__plingSurfaceRuntime", rt)
+//	// JS: const inst = rt.create(host, configJSON)
+//	//     const replyJSON = await inst.handle(requestJSON)
+//
+// The host object is written by the JS runtime (js/pling-surface.js), which
+// adapts a page's options to it. Every value that carries data crosses the
+// boundary as one JSON string, because one string copy is far cheaper than
+// reading a JS object field by field through syscall/js:
+//
+//	version()                         number | string (optional; see below)
+//	actions()                         JSON text of Action[]
+//	view(queryJSON)                   JSON text of the view, or a Promise of it
+//	execute(action, argsJSON, ctxJSON) JSON text of the result, or a Promise of it
+//	session()                         JSON text of a session, null, or a Promise of either (optional)
+//	expose(idsJSON)                   JSON text of one boolean per id (optional)
+//	allow(key, nowMs)                 {allowed, retryAfterMs}, or a Promise of it (optional)
+//	claim(sessionID, requestID, windowMs) "claimed" | "replayed", or a Promise of it (optional)
+//	audit(eventJSON)                  anything, or a Promise (optional)
+//	auditError(reason, message, eventJSON) anything (optional)
+//
+// Rules the bridge keeps at the boundary:
+//
+//   - A JS function is never waited for inside a js.FuncOf callback: the
+//     callback copies its arguments, starts a goroutine and returns a Promise
+//     that the goroutine settles. Blocking there would deadlock the program.
+//   - Every awaited Promise is wired for both fulfilment and rejection and
+//     is bounded by a timeout or the caller's context. The settle callbacks
+//     are bound copies of one long-lived function, keyed by a call id, so a
+//     Promise that settles after its caller gave up finds no waiter and is
+//     dropped without a trace; nothing per call needs releasing.
+//   - Every JS exception and every syscall/js panic becomes an *Error
+//     (see catch), and every callback recovers, so a throwing page or a bad
+//     argument can never stop the Go program.
+//   - The registry's actions are parsed only when its version() changed, or,
+//     without version(), when the text actions() returns changed.
+//   - Numbers stay exact: JSON from the host is decoded with json.Number,
+//     and requests go through the kernel's strict decoder, which refuses
+//     escaped lone surrogates.
+package hostbridge

@@ -1,0 +1,146 @@
+//go:build js && wasm
+
+package hostbridge
+
+import (
+	"errors"
+	"fmt"
+	"syscall/js"
+)
+
+// Kind classifies a failure at the JS boundary.
+type Kind uint8
+
+const (
+	// KindThrew: a JS function threw.
+	KindThrew Kind = iota + 1
+	// KindRejected: an awaited Promise was rejected.
+	KindRejected
+	// KindTimeout: an awaited Promise did not settle in time.
+	KindTimeout
+	// KindCancelled: the caller's context ended before the Promise settled.
+	KindCancelled
+	// KindBadValue: the host answered with a value of the wrong type or shape.
+	KindBadValue
+	// KindPanic: Go code panicked while talking to the host.
+	KindPanic
+	// KindClosed: the surface was closed.
+	KindClosed
+)
+
+var kindNames = [...]string{
+	KindThrew:     "threw",
+	KindRejected:  "rejected",
+	KindTimeout:   "timeout",
+	KindCancelled: "cancelled",
+	KindBadValue:  "bad_value",
+	KindPanic:     "panic",
+	KindClosed:    "closed",
+}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) && kindNames[k] != "" {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// Error is a failure at the JS boundary. The kernel turns it into a protocol
+// code (INTERNAL_ERROR, SESSION_INVALID, RATE_LIMIT_UNAVAILABLE, ...); its
+// text never reaches a reply.
+type Error struct {
+	Op   string // the host operation, e.g. "execute"
+	Kind Kind
+	Msg  string
+	// Reason is the thrown value or rejection reason, when there is one, so
+	// that it can be handed back to page code (onAuditError) unchanged.
+	Reason js.Value
+}
+
+func (e *Error) Error() string {
+	s := "hostbridge: " + e.Op + ": " + e.Kind.String()
+	if e.Msg != "" {
+		s += ": " + e.Msg
+	}
+	return s
+}
+
+// reason returns the JS value behind err, or undefined.
+func reason(err error) js.Value {
+	var e *Error
+	if errors.As(err, &e) && !e.Reason.IsUndefined() {
+		return e.Reason
+	}
+	return js.Undefined()
+}
+
+func newError(op string, k Kind, msg string) *Error {
+	return &Error{Op: op, Kind: k, Msg: msg, Reason: js.Undefined()}
+}
+
+// catch runs fn and turns a JS exception or any panic into an *Error. It is
+// the one place where syscall/js panics are contained; every call into JS
+// goes through it.
+func catch(op string, fn func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = panicError(op, r)
+		}
+	}()
+	fn()
+	return nil
+}
+
+// panicError classifies a recovered panic value.
+func panicError(op string, r any) *Error {
+	switch v := r.(type) {
+	case *Error:
+		return v
+	case js.Error:
+		return &Error{Op: op, Kind: KindThrew, Msg: describe(v.Value), Reason: v.Value}
+	case *js.ValueError:
+		return newError(op, KindBadValue, v.Error())
+	case error:
+		return newError(op, KindPanic, v.Error())
+	default:
+		return newError(op, KindPanic, fmt.Sprint(r))
+	}
+}
+
+// describe renders a thrown or rejected JS value for an error message
+// without letting a second failure escape: it runs inside recover handlers.
+// It reads name and message of an object (page-owned values), never calls
+// toString, and caps the length.
+func describe(v js.Value) (s string) {
+	defer func() {
+		if recover() != nil {
+			s = "unreadable value"
+		}
+	}()
+	switch v.Type() {
+	case js.TypeString:
+		s = v.String()
+	case js.TypeObject, js.TypeFunction:
+		name, _ := getProp(v, "name")
+		msg, _ := getProp(v, "message")
+		if name.Type() == js.TypeString {
+			s = name.String()
+		}
+		if msg.Type() == js.TypeString {
+			if s != "" {
+				s += ": "
+			}
+			s += msg.String()
+		}
+		if s == "" {
+			s = "object"
+		}
+	default:
+		s = v.Type().String()
+	}
+	const max = 200
+	if len(s) > max {
+		s = s[:max] + "..."
+	}
+	return s
+}

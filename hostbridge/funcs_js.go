@@ -1,0 +1,79 @@
+//go:build js && wasm
+
+package hostbridge
+
+import (
+	"sync/atomic"
+	"syscall/js"
+)
+
+// liveFuncs counts js.Funcs made by funcOf and not yet released, so tests
+// (and the runtime's stats()) can prove that nothing leaks.
+var liveFuncs atomic.Int64
+
+// testHook, when set by a test, runs at the start of every callback and of
+// every request goroutine with the operation's name; a test makes it panic
+// to prove that a panicking callback cannot stop the Go program.
+var testHook func(op string)
+
+func runHook(op string) {
+	if h := testHook; h != nil {
+		h(op)
+	}
+}
+
+// funcOf is js.FuncOf with the two guarantees every callback needs: a panic
+// is recovered (an unrecovered panic in a callback ends the Go program and
+// every later call throws "Go program has already exited"), and the
+// callback's answer is whatever onPanic makes of the failure. onPanic may be
+// nil (the callback then returns undefined) and is itself contained.
+func funcOf(op string, fn func(this js.Value, args []js.Value) js.Value, onPanic func(err *Error) js.Value) js.Func {
+	f := js.FuncOf(func(this js.Value, args []js.Value) (ret any) {
+		defer func() {
+			if r := recover(); r != nil {
+				ret = recoverAnswer(onPanic, panicError(op, r))
+			}
+		}()
+		runHook(op)
+		return fn(this, args)
+	})
+	liveFuncs.Add(1)
+	return f
+}
+
+func recoverAnswer(onPanic func(*Error) js.Value, err *Error) (v js.Value) {
+	v = js.Undefined()
+	if onPanic == nil {
+		return v
+	}
+	defer func() {
+		if recover() != nil {
+			v = js.Undefined()
+		}
+	}()
+	return onPanic(err)
+}
+
+// release releases a js.Func made by funcOf.
+func release(f js.Func) {
+	f.Release()
+	liveFuncs.Add(-1)
+}
+
+// goSafe runs fn on a new goroutine; a panic there would end the program, so
+// it is recovered and handed to onPanic (which is contained as well).
+func goSafe(op string, fn func(), onPanic func(err *Error)) {
+	go func() {
+		defer func() {
+			if r := recover(); r != nil && onPanic != nil {
+				err := panicError(op, r)
+				func() {
+					defer func() { _ = recover() }()
+					onPanic(err)
+				}()
+			}
+		}()
+		runHook(op)
+		fn()
+	}()
+}

@@ -1,0 +1,225 @@
+//go:build js && wasm
+
+package hostbridge
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"strconv"
+	"sync"
+	"syscall/js"
+	"time"
+
+	"pling.dev/agent/surface"
+)
+
+// registry implements surface.Registry on the host's version(), actions(),
+// view() and optional expose().
+//
+// The kernel reads the registry up to three times per invoke, so the
+// expensive part, parsing the actions and their schemas, is cached: it is
+// redone only when version() answers something new, or (without version())
+// when the text actions() returns differs from the last one.
+type registry struct {
+	host       js.Value
+	hasVersion bool
+	hasExpose  bool
+	timeout    time.Duration
+
+	mu      sync.Mutex
+	key     string // version key of the cached actions; "" = none
+	text    string // actions() text the cache was parsed from
+	actions []surface.Action
+	exposed map[string]bool // host expose() answers for the cached actions
+	views   lastText[surface.View]
+
+	// Counters for tests and stats.
+	actionsReads int // actions() calls
+	actionsParse int // times the actions were parsed
+}
+
+func newRegistry(host js.Value, timeout time.Duration) *registry {
+	return &registry{
+		host:       host,
+		hasVersion: hasFunc(host, "version"),
+		hasExpose:  hasFunc(host, "expose"),
+		timeout:    timeout,
+	}
+}
+
+func hasFunc(host js.Value, name string) bool {
+	f, err := getProp(host, name)
+	return err == nil && f.Type() == js.TypeFunction
+}
+
+// versionKey reads version() and turns it into a cache key. Only a finite
+// number or a string is a usable version; anything else means "unknown",
+// and the actions are read again.
+func (r *registry) versionKey() (string, error) {
+	if !r.hasVersion {
+		return "", nil
+	}
+	var key string
+	err := catch("registry.version", func() {
+		v := r.host.Call("version")
+		switch v.Type() {
+		case js.TypeNumber:
+			if f := v.Float(); !math.IsNaN(f) {
+				key = "n" + strconv.FormatFloat(f, 'g', -1, 64)
+			}
+		case js.TypeString:
+			key = "s" + v.String()
+		}
+	})
+	return key, err
+}
+
+// current returns the actions to use for one read.
+func (r *registry) current() ([]surface.Action, error) {
+	key, err := r.versionKey()
+	if err != nil {
+		return nil, err
+	}
+	if key != "" {
+		r.mu.Lock()
+		if r.key == key && r.actions != nil {
+			acts := r.actions
+			r.mu.Unlock()
+			return acts, nil
+		}
+		r.mu.Unlock()
+	}
+
+	// No lock is held across calls into JS: page code may call back into
+	// the surface while it runs.
+	var text string
+	err = catch("registry.actions", func() {
+		v := r.host.Call("actions")
+		if v.Type() != js.TypeString {
+			panic(newError("registry.actions", KindBadValue, "actions() must answer JSON text"))
+		}
+		text = v.String()
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	r.actionsReads++
+	same := r.actions != nil && text == r.text
+	acts := r.actions
+	r.mu.Unlock()
+
+	if !same {
+		acts = nil
+		if err := decodeExact([]byte(text), &acts, false); err != nil {
+			return nil, newError("registry.actions", KindBadValue, "actions are not valid JSON: "+err.Error())
+		}
+		if acts == nil {
+			acts = []surface.Action{}
+		}
+	}
+	var exposed map[string]bool
+	if r.hasExpose {
+		if exposed, err = r.readExpose(acts); err != nil {
+			return nil, err
+		}
+	}
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !same {
+		r.actionsParse++
+	}
+	r.key, r.text, r.actions = key, text, acts
+	if r.hasExpose {
+		r.exposed = exposed
+	}
+	return acts, nil
+}
+
+// readExpose asks the host's expose predicate about every action id in one
+// call. It runs whenever actions() is read, so a predicate tied to the
+// actions' version is evaluated once per version.
+func (r *registry) readExpose(acts []surface.Action) (map[string]bool, error) {
+	ids := make([]string, len(acts))
+	for i := range acts {
+		ids[i] = acts[i].ID
+	}
+	b, _ := json.Marshal(ids)
+	var text string
+	err := catch("registry.expose", func() {
+		v := r.host.Call("expose", string(b))
+		if v.Type() != js.TypeString {
+			panic(newError("registry.expose", KindBadValue, "expose() must answer JSON text"))
+		}
+		text = v.String()
+	})
+	if err != nil {
+		return nil, err
+	}
+	var answers []bool
+	if err := decodeExact([]byte(text), &answers, false); err != nil || len(answers) != len(ids) {
+		return nil, newError("registry.expose", KindBadValue, "expose() must answer one boolean per id")
+	}
+	out := make(map[string]bool, len(ids))
+	for i, id := range ids {
+		if answers[i] {
+			out[id] = true
+		}
+	}
+	return out, nil
+}
+
+// isExposed is the kernel's Expose predicate when the host has expose().
+// An id missing from the latest answers is not exposed (fail closed).
+func (r *registry) isExposed(id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.exposed[id]
+}
+
+// View implements surface.Registry.
+func (r *registry) View(ctx context.Context, q surface.ViewQuery) (*surface.View, error) {
+	acts, err := r.current()
+	if err != nil {
+		return nil, err
+	}
+	qb, err := json.Marshal(q)
+	if err != nil {
+		return nil, err
+	}
+	var v js.Value
+	if err := catch("registry.view", func() { v = r.host.Call("view", string(qb)) }); err != nil {
+		return nil, err
+	}
+	if v, err = settleValue(ctx, "registry.view", v, r.timeout); err != nil {
+		return nil, err
+	}
+	if v.Type() != js.TypeString {
+		return nil, newError("registry.view", KindBadValue, "view() must answer JSON text")
+	}
+	text := v.String()
+	parsed, ok := r.views.get(text)
+	if !ok {
+		parsed = new(surface.View)
+		if err := decodeExact([]byte(text), parsed, false); err != nil {
+			return nil, newError("registry.view", KindBadValue, "view is not valid JSON: "+err.Error())
+		}
+		parsed.Actions = nil
+		r.views.put(text, parsed)
+	}
+	view := *parsed
+	// The kernel only reads the actions, so the cached slice is shared.
+	view.Actions = acts
+	return &view, nil
+}
+
+// registryStats is what tests read.
+type registryStats struct{ reads, parses int }
+
+func (r *registry) stats() registryStats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return registryStats{reads: r.actionsReads, parses: r.actionsParse}
+}

@@ -1,0 +1,269 @@
+//go:build js && wasm
+
+package hostbridge
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"syscall/js"
+	"time"
+
+	"pling.dev/agent/surface"
+)
+
+// executor implements surface.Executor on host.execute(action, argsJSON,
+// contextJSON). The kernel bounds the call with ExecuteTimeout through ctx;
+// when it fires, the await below gives up too, so nothing waits forever.
+type executor struct{ host js.Value }
+
+func (x executor) Execute(ctx context.Context, call surface.Call) (json.RawMessage, error) {
+	cb, err := json.Marshal(call.Context)
+	if err != nil {
+		return nil, err
+	}
+	var v js.Value
+	if err := catch("execute", func() {
+		v = x.host.Call("execute", call.Action, string(call.Input), string(cb))
+	}); err != nil {
+		return nil, err
+	}
+	if v, err = settleValue(ctx, "execute", v, 0); err != nil {
+		return nil, err
+	}
+	if v.Type() != js.TypeString {
+		return nil, newError("execute", KindBadValue, "execute() must answer JSON text")
+	}
+	return json.RawMessage(v.String()), nil
+}
+
+// sessionKey carries a per-call session getter (a private channel's
+// session) through the kernel's context.
+type sessionKey struct{}
+
+// wireSession is a session as the JS runtime sends it: times in
+// milliseconds since the epoch, as JavaScript keeps them.
+type wireSession struct {
+	AgentID      string       `json:"agentId"`
+	SessionID    string       `json:"sessionId"`
+	UserID       string       `json:"userId"`
+	ExpiresAt    *json.Number `json:"expiresAt"`
+	Scope        []string     `json:"scope"`
+	DelegationID string       `json:"delegationId"`
+	RevokedAt    *json.Number `json:"revokedAt"`
+}
+
+// sessionSource returns the kernel's SessionSource: the per-call getter
+// from ctx when there is one, else the host's session(). Any failure (a
+// throw, a rejection, a timeout, text that is not a session) is an error,
+// which the kernel answers with SESSION_INVALID: it never means "no session".
+func sessionSource(host js.Value, hasHost bool, timeout time.Duration) surface.SessionSource {
+	var last lastText[surface.Session]
+	return func(ctx context.Context) (*surface.Session, error) {
+		var v js.Value
+		var err error
+		if fn, ok := ctx.Value(sessionKey{}).(js.Value); ok {
+			err = catch("session", func() { v = fn.Invoke() })
+		} else if hasHost {
+			err = catch("session", func() { v = host.Call("session") })
+		} else {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if v, err = settleValue(ctx, "session", v, timeout); err != nil {
+			return nil, err
+		}
+		switch v.Type() {
+		case js.TypeNull, js.TypeUndefined:
+			return nil, nil
+		case js.TypeString:
+			text := v.String()
+			s, ok := last.get(text)
+			if !ok {
+				if s, err = parseSession([]byte(text)); err != nil {
+					return nil, err
+				}
+				last.put(text, s)
+			}
+			c := *s
+			return &c, nil
+		}
+		return nil, newError("session", KindBadValue, "session() must answer JSON text or null")
+	}
+}
+
+func parseSession(data []byte) (*surface.Session, error) {
+	if hasLoneSurrogate(data) {
+		return nil, newError("session", KindBadValue, "session holds a lone surrogate")
+	}
+	var w wireSession
+	if err := decodeExact(data, &w, false); err != nil {
+		return nil, newError("session", KindBadValue, "session is not valid: "+err.Error())
+	}
+	s := &surface.Session{
+		AgentID: w.AgentID, SessionID: w.SessionID, UserID: w.UserID,
+		Scope: w.Scope, DelegationID: w.DelegationID,
+	}
+	var err error
+	// A missing expiresAt leaves the zero time, which the kernel reports
+	// as a malformed session.
+	if w.ExpiresAt != nil {
+		if s.ExpiresAt, err = msTime(*w.ExpiresAt); err != nil {
+			return nil, err
+		}
+	}
+	if w.RevokedAt != nil {
+		if s.RevokedAt, err = msTime(*w.RevokedAt); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// maxDateMs is the largest time a JavaScript Date can hold.
+const maxDateMs = 8.64e15
+
+func msTime(n json.Number) (time.Time, error) {
+	ms, err := n.Float64()
+	if err != nil || math.IsNaN(ms) || math.Abs(ms) > maxDateMs {
+		return time.Time{}, newError("session", KindBadValue, "session times must be milliseconds since the epoch")
+	}
+	sec := math.Floor(ms / 1000)
+	nsec := (ms - sec*1000) * 1e6
+	return time.Unix(int64(sec), int64(nsec)), nil
+}
+
+// limiter implements surface.Limiter on host.allow(key, nowMs), which
+// answers {allowed: true} or {allowed: false, retryAfterMs > 0}, or a
+// Promise of one. Anything else is illegal and the kernel answers
+// RATE_LIMIT_UNAVAILABLE: undefined or an exception never lets a request by.
+type limiter struct {
+	host    js.Value
+	timeout time.Duration
+}
+
+func (l limiter) Allow(ctx context.Context, key string, now time.Time) (surface.Decision, error) {
+	var v js.Value
+	if err := catch("allow", func() { v = l.host.Call("allow", key, float64(now.UnixMilli())) }); err != nil {
+		return surface.Decision{}, err
+	}
+	v, err := settleValue(ctx, "allow", v, l.timeout)
+	if err != nil {
+		return surface.Decision{}, err
+	}
+	return decision(v)
+}
+
+// decision reads a limiter's answer; the zero Decision is illegal.
+func decision(v js.Value) (surface.Decision, error) {
+	if v.Type() != js.TypeObject {
+		return surface.Decision{}, nil
+	}
+	allowed, err := getProp(v, "allowed")
+	if err != nil {
+		return surface.Decision{}, err
+	}
+	retry, err := getProp(v, "retryAfterMs")
+	if err != nil {
+		return surface.Decision{}, err
+	}
+	if allowed.Type() != js.TypeBoolean {
+		return surface.Decision{}, nil
+	}
+	if allowed.Bool() {
+		if retry.IsUndefined() || (retry.Type() == js.TypeNumber && retry.Float() == 0) {
+			return surface.Decision{Verdict: surface.Allow}, nil
+		}
+		return surface.Decision{}, nil
+	}
+	if retry.Type() != js.TypeNumber {
+		return surface.Decision{}, nil
+	}
+	ms := retry.Float()
+	if math.IsNaN(ms) || ms <= 0 || math.IsInf(ms, 0) {
+		return surface.Decision{}, nil
+	}
+	return surface.Decision{Verdict: surface.Deny, RetryAfter: durationFromMillis(ms)}, nil
+}
+
+// guard implements surface.ReplayGuard on host.claim(sessionId, requestId,
+// windowMs), which answers "claimed" or "replayed", or a Promise of one.
+// Anything else is illegal: REPLAY_GUARD_UNAVAILABLE, the executor never runs.
+type guard struct {
+	host    js.Value
+	timeout time.Duration
+}
+
+func (g guard) Claim(ctx context.Context, key surface.ReplayKey, _ time.Time, window time.Duration) (surface.ReplayDecision, error) {
+	var v js.Value
+	if err := catch("claim", func() {
+		v = g.host.Call("claim", key.SessionID, key.RequestID, float64(window.Milliseconds()))
+	}); err != nil {
+		return 0, err
+	}
+	v, err := settleValue(ctx, "claim", v, g.timeout)
+	if err != nil {
+		return 0, err
+	}
+	if v.Type() == js.TypeString {
+		switch v.String() {
+		case "claimed":
+			return surface.Claimed, nil
+		case "replayed":
+			return surface.Replayed, nil
+		}
+	}
+	return 0, nil
+}
+
+// auditor delivers audit events to host.audit(eventJSON) and failures to
+// host.auditError(reason, message, eventJSON). The event is metadata only
+// (the kernel never puts input, results or credentials in it).
+//
+// The response does not wait for an asynchronous sink: audit() is called
+// before the response is settled, and a Promise it returns is awaited on
+// its own goroutine (bounded by the host timeout), its failure reported to
+// auditError. A slow log store therefore cannot slow the agent down, and a
+// failing one is still noticed.
+type auditor struct {
+	host     js.Value
+	hasError bool
+	timeout  time.Duration
+}
+
+func (a auditor) onAudit(_ context.Context, ev surface.AuditEvent) error {
+	b, err := json.Marshal(ev)
+	if err != nil {
+		return err
+	}
+	var v js.Value
+	if err := catch("audit", func() { v = a.host.Call("audit", string(b)) }); err != nil {
+		return err
+	}
+	if isThenable(v) {
+		goSafe("audit", func() {
+			if _, err := await(context.Background(), "audit", v, a.timeout); err != nil {
+				a.report(err, b)
+			}
+		}, nil)
+	}
+	return nil
+}
+
+func (a auditor) onAuditError(_ context.Context, err error, ev surface.AuditEvent) {
+	b, merr := json.Marshal(ev)
+	if merr != nil {
+		return
+	}
+	a.report(err, b)
+}
+
+func (a auditor) report(err error, event []byte) {
+	if !a.hasError {
+		return
+	}
+	msg := err.Error()
+	_ = catch("auditError", func() { a.host.Call("auditError", reason(err), msg, string(event)) })
+}

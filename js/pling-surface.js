@@ -1,0 +1,833 @@
+// pling-surface.js: the in-page runtime of the pling.surface/0.1 agent surface.
+//
+//   import { loadSurface } from "./pling/pling-surface.js";
+//   const { createSurface, defineRegistry } = await loadSurface();
+//   const surface = createSurface({ registry, execute });
+//   surface.listen({ allowedOrigins: [] });
+//
+// The protocol kernel is Go compiled to WebAssembly (surface.wasm, run by
+// Go's wasm_exec.js). This module loads it once per page, adapts the page's
+// options to the kernel's host interface, and carries the postMessage
+// transport. See README.md beside this file for the guide and threat model.
+
+export const SURFACE_PROTOCOL = "pling.surface/0.1";
+export const DEFAULT_SURFACE_RECORD_LIMIT = 8;
+export const MAX_SURFACE_RECORD_LIMIT = 100;
+
+const CHANNEL = "pling.surface";
+// Names shared with wasm/main.go.
+const RUNTIME_NAME = "__plingSurfaceRuntime";
+const READY_NAME = "__plingSurfaceReady";
+// One Go program per page, even when this module is loaded under two URLs.
+const LOAD_KEY = Symbol.for("pling.surface.runtime");
+
+const DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024;
+const DEFAULT_EXECUTE_TIMEOUT_MS = 30000;
+const MAX_DEPTH = 64; // the kernel allows 32; deeper input is refused here without recursing further
+const MAX_PORTS = 64; // private channels open at once per listen()
+const AUTHENTICATE_TIMEOUT_MS = 10000;
+
+// Built-ins are captured when the module is evaluated, so that code which
+// later patches Object, JSON or the prototypes (a polyfill adding toJSON,
+// say) cannot change how requests are read.
+const {
+  getOwnPropertyDescriptor,
+  getOwnPropertyDescriptors,
+  getPrototypeOf,
+  keys: objectKeys,
+  hasOwn,
+  freeze,
+} = Object;
+const ObjectPrototype = Object.prototype;
+const ArrayPrototype = Array.prototype;
+const { isArray } = Array;
+const { stringify: jsonStringify, parse: jsonParse } = JSON;
+const { isFinite: numberIsFinite, isSafeInteger } = Number;
+const PromiseResolve = Promise.resolve.bind(Promise);
+
+const SESSION_CODES = freeze(["SESSION_REQUIRED", "SESSION_INVALID", "SESSION_EXPIRED", "SESSION_REVOKED"]);
+const OPTION_NAMES = freeze([
+  "registry", "execute", "app", "expose", "session", "recordLimit", "maxRecordLimit",
+  "rateLimit", "replay", "onAudit", "onAuditError", "executeTimeoutMs",
+]);
+const LISTEN_OPTION_NAMES = freeze(["allowedOrigins", "authenticate", "maxMessageBytes"]);
+const REQUEST_MEMBERS = freeze(["channel", "kind", "app", "envelope"]);
+const CONNECT_MEMBERS = freeze(["channel", "kind", "app", "credential"]);
+
+/** Thrown by describe() when the session is missing, malformed, expired or revoked. */
+export class SurfaceSessionError extends Error {
+  constructor(code, message) {
+    super(message);
+    this.name = "SurfaceSessionError";
+    this.code = code;
+  }
+}
+
+function protocolError(code, message) {
+  const e = new Error(message);
+  e.code = code;
+  return e;
+}
+
+function failure(id, code, message) {
+  return { protocol: SURFACE_PROTOCOL, id, ok: false, error: { code, message } };
+}
+
+function isThenable(v) {
+  return v !== null && (typeof v === "object" || typeof v === "function") && typeof v.then === "function";
+}
+
+function listIncludes(list, v) {
+  for (let i = 0; i < list.length; i++) if (list[i] === v) return true;
+  return false;
+}
+
+// ---------------------------------------------------------------------------
+// Reading requests without running page code.
+
+class RequestError extends Error {}
+
+/**
+ * Encodes a request as JSON text while running none of its code: only own
+ * data properties of plain objects and arrays are read (through property
+ * descriptors, so no getter runs), toJSON and toString are never called, an
+ * accessor or an object with another prototype (Date, Map, class instances,
+ * objects of another realm) is refused, and the output stops as soon as it
+ * passes the byte budget. Strings are quoted by JSON.stringify on the string
+ * itself, which escapes a lone surrogate as \udXXX; the kernel's strict
+ * decoder then refuses it rather than reading a different string.
+ *
+ * An object member whose value is undefined is left out, as JSON.stringify
+ * does; any other value JSON cannot hold (undefined in an array, a function,
+ * a symbol, a bigint, NaN, Infinity) is refused rather than rewritten.
+ * Proxies cannot be detected: their traps do run. Messages are structured
+ * clones and never hold proxies; direct callers of handle() should pass
+ * plain data.
+ */
+function toRequestJSON(value, budget) {
+  let text = "";
+  const stack = [];
+  const put = (s) => {
+    text += s;
+    if (text.length > budget) throw new RequestError("request is larger than the size limit");
+  };
+  const write = (v, depth) => {
+    switch (typeof v) {
+      case "string":
+        // A UTF-8 byte count is never below the UTF-16 length.
+        if (v.length > budget) throw new RequestError("request is larger than the size limit");
+        put(jsonStringify(v));
+        return;
+      case "number":
+        if (!numberIsFinite(v)) throw new RequestError("request holds a number that is not finite");
+        put(jsonStringify(v));
+        return;
+      case "boolean":
+        put(v ? "true" : "false");
+        return;
+      case "object":
+        if (v === null) {
+          put("null");
+          return;
+        }
+        break;
+      default:
+        throw new RequestError(`request holds a ${typeof v}, which is not JSON`);
+    }
+    if (depth >= MAX_DEPTH) throw new RequestError("request is nested deeper than the limit");
+    for (let i = 0; i < depth; i++) {
+      if (stack[i] === v) throw new RequestError("request holds a cycle");
+    }
+    stack[depth] = v;
+    const proto = getPrototypeOf(v);
+    if (isArray(v)) {
+      if (proto !== ArrayPrototype) throw new RequestError("request holds an array that is not a plain array");
+      const n = getOwnPropertyDescriptor(v, "length").value;
+      if (n > budget) throw new RequestError("request is larger than the size limit");
+      const descs = getOwnPropertyDescriptors(v);
+      if (objectKeys(descs).length !== n + 1) {
+        throw new RequestError("request holds an array with holes or extra properties");
+      }
+      put("[");
+      for (let i = 0; i < n; i++) {
+        if (!hasOwn(descs, i)) throw new RequestError("request holds an array with holes or extra properties");
+        const d = descs[i];
+        if (!hasOwn(d, "value")) throw new RequestError("request holds an accessor property");
+        if (i > 0) put(",");
+        write(d.value, depth + 1);
+      }
+      put("]");
+      return;
+    }
+    if (proto !== ObjectPrototype && proto !== null) {
+      throw new RequestError("request holds an object that is not a plain object");
+    }
+    const descs = getOwnPropertyDescriptors(v);
+    const names = objectKeys(descs);
+    put("{");
+    let first = true;
+    for (let i = 0; i < names.length; i++) {
+      const d = descs[names[i]];
+      if (!hasOwn(d, "value")) {
+        if (d.enumerable) throw new RequestError("request holds an accessor property");
+        continue;
+      }
+      if (!d.enumerable || d.value === undefined) continue;
+      put(first ? jsonStringify(names[i]) : "," + jsonStringify(names[i]));
+      put(":");
+      first = false;
+      write(d.value, depth + 1);
+    }
+    put("}");
+  };
+  write(value, 0);
+  return text;
+}
+
+/** The value of an own data property, or undefined; never runs a getter. */
+function ownValue(obj, key) {
+  try {
+    const d = getOwnPropertyDescriptor(obj, key);
+    return d !== undefined && hasOwn(d, "value") ? d.value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The id of a request for replies the kernel never sees, or "". */
+function requestIdOf(request) {
+  if (request === null || typeof request !== "object") return "";
+  const id = ownValue(request, "id");
+  return typeof id === "string" ? id : "";
+}
+
+function isPlainObject(v) {
+  try {
+    return v !== null && typeof v === "object" && getPrototypeOf(v) === ObjectPrototype;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether s is written exactly as a browser reports event.origin: scheme,
+ * "://", host and optional port, lower case, nothing after. Web origins are
+ * checked by round-tripping through URL; other schemes (an extension's
+ * chrome-extension://id, for one) have no origin in the URL standard, so
+ * they are checked by form. "null" and "*" are never origins here.
+ */
+function isSerializedOrigin(s) {
+  if (typeof s !== "string" || !/^[a-z][a-z0-9+.-]*:\/\/[a-z0-9.\-\[\]:]+$/.test(s)) return false;
+  if (/^https?:/.test(s)) {
+    try {
+      return new URL(s).origin === s;
+    } catch {
+      return false;
+    }
+  }
+  return /^[a-z][a-z0-9+.-]*:\/\/[a-z0-9.-]+(:[0-9]+)?$/.test(s);
+}
+
+function onlyMembers(obj, allowed) {
+  const names = objectKeys(obj);
+  for (let i = 0; i < names.length; i++) if (!listIncludes(allowed, names[i])) return false;
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// Registry helper.
+
+function valueOf(x) {
+  return typeof x === "function" ? x() : x;
+}
+
+function isLazySource(r) {
+  return r !== null && typeof r === "object" && !isArray(r) &&
+    typeof r.count === "function" && typeof r.slice === "function" && typeof r.get === "function";
+}
+
+/**
+ * Builds a registry from plain parts. Each part is a value or a function
+ * returning it; records is an array or a lazy source
+ * { count(), slice(offset, limit), get(id), ids?(max) } so that a large
+ * table is read by its window only.
+ */
+export function defineRegistry(spec) {
+  if (spec === null || typeof spec !== "object") throw new TypeError("defineRegistry needs an object");
+  const registry = {
+    actions() {
+      const a = valueOf(spec.actions);
+      return a === undefined ? [] : a;
+    },
+    view(query) {
+      const view = {
+        route: valueOf(spec.route),
+        regions: valueOf(spec.regions),
+        state: valueOf(spec.state),
+        feedback: valueOf(spec.feedback),
+        unavailable: valueOf(spec.unavailable),
+      };
+      const source = valueOf(spec.records);
+      const ids = query.ids;
+      const max = query.maxRecordIds;
+      let records = [];
+      let recordIds = [];
+      let total = 0;
+      if (isArray(source)) {
+        total = source.length;
+        if (ids !== undefined) {
+          const wanted = new Set(ids);
+          for (let i = 0; i < source.length && records.length < wanted.size; i++) {
+            const r = source[i];
+            if (r && wanted.has(r.id)) records.push(r);
+          }
+        } else if (query.limit > 0) {
+          records = source.slice(query.offset, query.offset + query.limit);
+        }
+        const n = Math.min(total, max);
+        for (let i = 0; i < n; i++) recordIds.push(source[i] && source[i].id);
+      } else if (isLazySource(source)) {
+        total = source.count();
+        if (ids !== undefined) {
+          for (const id of ids) {
+            const r = source.get(id);
+            if (r) records.push(r);
+          }
+        } else if (query.limit > 0) {
+          records = source.slice(query.offset, query.limit);
+        }
+        recordIds = typeof source.ids === "function"
+          ? source.ids(max)
+          : source.slice(0, max).map((r) => r.id);
+      } else if (source !== undefined && source !== null) {
+        throw new TypeError("registry records must be an array or a lazy source { count, slice, get }");
+      }
+      view.records = records;
+      view.recordIds = recordIds;
+      view.recordIdsTotal = total;
+      view.recordsTotal = total;
+      return view;
+    },
+  };
+  if (spec.version !== undefined) registry.version = () => valueOf(spec.version);
+  return registry;
+}
+
+// ---------------------------------------------------------------------------
+// Host adapter: the page's options as the Go bridge wants them. Page-owned
+// values (actions, views, results, sessions) are encoded with JSON.stringify
+// here: they come from the page's own code, not from a caller.
+
+function sessionText(s) {
+  if (s === null || s === undefined) return null;
+  if (typeof s !== "object") throw new TypeError("a session must be an object");
+  const time = (t) => (t instanceof Date ? t.getTime() : t);
+  // Only the session's fields cross; anything else the page keeps on the
+  // object (a token, say) stays in the page.
+  return jsonStringify({
+    agentId: s.agentId,
+    sessionId: s.sessionId,
+    userId: s.userId,
+    expiresAt: time(s.expiresAt),
+    scope: s.scope,
+    delegationId: s.delegationId,
+    revokedAt: time(s.revokedAt),
+  });
+}
+
+/** A session getter for the bridge from a session object or getter. */
+function sessionGetter(source) {
+  return () => {
+    const s = typeof source === "function" ? source() : source;
+    return isThenable(s) ? PromiseResolve(s).then(sessionText) : sessionText(s);
+  };
+}
+
+function resultText(r) {
+  const text = r === undefined ? "null" : jsonStringify(r);
+  return text === undefined ? "null" : text;
+}
+
+function checkPositive(name, v, integer) {
+  if (v === undefined) return;
+  const ok = typeof v === "number" && (integer ? isSafeInteger(v) : numberIsFinite(v)) && v > 0;
+  if (!ok) throw new TypeError(`${name} must be a positive ${integer ? "integer" : "number"}`);
+}
+
+function buildHost(options) {
+  const { registry, execute, expose, session, rateLimit, replay, onAudit, onAuditError } = options;
+  const host = {
+    actions: () => jsonStringify(registry.actions()),
+    view: (queryJSON) => {
+      const query = jsonParse(queryJSON);
+      if (query.ids !== undefined) freeze(query.ids);
+      const v = registry.view(freeze(query));
+      return isThenable(v) ? PromiseResolve(v).then((x) => jsonStringify(x)) : jsonStringify(v);
+    },
+    execute: async (id, argsJson, contextJSON) =>
+      resultText(await execute(id, argsJson, freeze(jsonParse(contextJSON)))),
+  };
+  if (typeof registry.version === "function") host.version = () => registry.version();
+  if (typeof expose === "function") {
+    host.expose = (idsJSON) => {
+      const ids = jsonParse(idsJSON);
+      const out = [];
+      for (let i = 0; i < ids.length; i++) {
+        let yes = false;
+        try {
+          yes = expose(ids[i]) === true;
+        } catch {
+          yes = false; // a predicate that throws exposes nothing
+        }
+        out.push(yes);
+      }
+      return jsonStringify(out);
+    };
+  }
+  if (session !== undefined) host.session = sessionGetter(session);
+  if (rateLimit && rateLimit.limiter !== undefined) {
+    const limiter = rateLimit.limiter;
+    host.allow = (key, nowMs) => limiter.allow(key, nowMs);
+  }
+  if (replay && typeof replay === "object" && replay.guard !== undefined) {
+    const guard = replay.guard;
+    host.claim = (sessionId, requestId, windowMs) => guard.claim(sessionId, requestId, windowMs);
+  }
+  if (onAudit !== undefined) host.audit = (eventJSON) => onAudit(freeze(jsonParse(eventJSON)));
+  if (onAuditError !== undefined) {
+    host.auditError = (reason, message, eventJSON) => {
+      try {
+        const r = onAuditError(reason !== undefined ? reason : new Error(message), freeze(jsonParse(eventJSON)));
+        if (isThenable(r)) r.then(undefined, () => {});
+      } catch {
+        // onAuditError is the last resort; its own failure goes nowhere.
+      }
+    };
+  }
+  return host;
+}
+
+function buildConfig(options) {
+  const { app, expose, recordLimit, maxRecordLimit, rateLimit, replay, executeTimeoutMs } = options;
+  const config = { app, recordLimit, maxRecordLimit, executeTimeoutMs: executeTimeoutMs ?? DEFAULT_EXECUTE_TIMEOUT_MS };
+  if (isArray(expose)) config.expose = expose.slice();
+  if (rateLimit) {
+    config.rateLimit = rateLimit.limiter !== undefined ? {} : { maxRequests: rateLimit.maxRequests, windowMs: rateLimit.windowMs };
+  }
+  if (replay === true) config.replay = {};
+  else if (replay) config.replay = { windowMs: replay.windowMs };
+  return config;
+}
+
+function validateOptions(options) {
+  if (options === null || typeof options !== "object") throw new TypeError("createSurface needs an options object");
+  for (const name of objectKeys(options)) {
+    if (!listIncludes(OPTION_NAMES, name)) throw new TypeError(`createSurface: unknown option ${jsonStringify(name)}`);
+  }
+  const { registry, execute, app, expose, session, rateLimit, replay } = options;
+  if (registry === null || (typeof registry !== "object" && typeof registry !== "function")) {
+    throw new TypeError("createSurface: options.registry is required");
+  }
+  if (typeof registry.actions !== "function" || typeof registry.view !== "function") {
+    throw new TypeError("createSurface: the registry needs actions() and view() functions");
+  }
+  if (registry.version !== undefined && typeof registry.version !== "function") {
+    throw new TypeError("createSurface: registry.version must be a function");
+  }
+  if (typeof execute !== "function") throw new TypeError("createSurface: options.execute is required and must be a function");
+  if (app !== undefined && typeof app !== "string") throw new TypeError("createSurface: app must be a string");
+  if (expose !== undefined && typeof expose !== "function") {
+    if (!isArray(expose) || !expose.every((id) => typeof id === "string" && id !== "")) {
+      throw new TypeError("createSurface: expose must be an array of capability ids or a function");
+    }
+  }
+  if (session !== undefined && session !== null && typeof session !== "object" && typeof session !== "function") {
+    throw new TypeError("createSurface: session must be a session object, a getter, or null");
+  }
+  checkPositive("recordLimit", options.recordLimit, true);
+  checkPositive("maxRecordLimit", options.maxRecordLimit, true);
+  checkPositive("executeTimeoutMs", options.executeTimeoutMs, false);
+  if (rateLimit !== undefined && rateLimit !== null) {
+    if (typeof rateLimit !== "object") throw new TypeError("createSurface: rateLimit must be an object");
+    if (rateLimit.limiter !== undefined) {
+      if (rateLimit.limiter === null || typeof rateLimit.limiter.allow !== "function") {
+        throw new TypeError("createSurface: rateLimit.limiter needs an allow(key, nowMs) function");
+      }
+    } else {
+      if (rateLimit.maxRequests === undefined || rateLimit.windowMs === undefined) {
+        throw new TypeError("createSurface: rateLimit needs maxRequests and windowMs");
+      }
+      checkPositive("rateLimit.maxRequests", rateLimit.maxRequests, true);
+      checkPositive("rateLimit.windowMs", rateLimit.windowMs, false);
+    }
+  }
+  if (replay !== undefined && replay !== null && typeof replay !== "boolean") {
+    if (typeof replay !== "object") throw new TypeError("createSurface: replay must be a boolean or an object");
+    checkPositive("replay.windowMs", replay.windowMs, false);
+    if (replay.guard !== undefined && (replay.guard === null || typeof replay.guard.claim !== "function")) {
+      throw new TypeError("createSurface: replay.guard needs a claim(sessionId, requestId, windowMs) function");
+    }
+  }
+  for (const name of ["onAudit", "onAuditError"]) {
+    if (options[name] !== undefined && typeof options[name] !== "function") {
+      throw new TypeError(`createSurface: ${name} must be a function`);
+    }
+  }
+}
+
+function withTimeout(value, ms) {
+  let timer;
+  const expired = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error("timed out")), ms);
+  });
+  return Promise.race([PromiseResolve(value), expired]).finally(() => clearTimeout(timer));
+}
+
+// ---------------------------------------------------------------------------
+// The API bound to one runtime.
+
+function bind(runtime) {
+  function createSurface(options) {
+    validateOptions(options);
+    const snapshot = {};
+    for (const name of OPTION_NAMES) snapshot[name] = options[name];
+    const inst = runtime.create(buildHost(snapshot), jsonStringify(buildConfig(snapshot)));
+    if (inst === null || typeof inst !== "object" || typeof inst.handle !== "function") {
+      throw new Error(`createSurface: ${inst && typeof inst.error === "string" ? inst.error : "the runtime refused the options"}`);
+    }
+    const app = snapshot.app;
+    const maxRequestBytes = inst.maxRequestBytes;
+    const maxResponseBytes = inst.maxResponseBytes;
+    const stops = new Set();
+    let closed = false;
+
+    // Sends JSON text to the kernel; the answer is an envelope, never a rejection.
+    const call = async (id, text, sessionFn) => {
+      try {
+        const out = await inst.handle(text, sessionFn);
+        if (typeof out !== "string") return failure(id, "INTERNAL_ERROR", "internal error");
+        if (out.length > maxResponseBytes) return failure(id, "INTERNAL_ERROR", "response is larger than the size limit");
+        return jsonParse(out);
+      } catch {
+        // The Go program has exited, or the instance was closed under us.
+        return failure(id, "INTERNAL_ERROR", "internal error");
+      }
+    };
+
+    const serve = (request, sessionFn, budget) => {
+      const id = requestIdOf(request);
+      if (closed) return PromiseResolve(failure(id, "INTERNAL_ERROR", "surface is closed"));
+      let text;
+      try {
+        text = toRequestJSON(request, budget);
+      } catch (e) {
+        const message = e instanceof RequestError ? e.message : "request could not be read";
+        return PromiseResolve(failure(id, "INVALID_REQUEST", message));
+      }
+      return call(id, text, sessionFn);
+    };
+
+    async function handle(request) {
+      try {
+        return await serve(request, undefined, maxRequestBytes);
+      } catch {
+        return failure("", "INTERNAL_ERROR", "internal error");
+      }
+    }
+
+    async function describe(input) {
+      if (closed) throw protocolError("INTERNAL_ERROR", "surface is closed");
+      let text;
+      if (input !== undefined) {
+        try {
+          text = toRequestJSON(input, maxRequestBytes);
+        } catch (e) {
+          throw protocolError("INVALID_REQUEST", e instanceof RequestError ? e.message : "describe input could not be read");
+        }
+      }
+      let answer;
+      try {
+        answer = jsonParse(await inst.describe(text));
+      } catch {
+        throw protocolError("INTERNAL_ERROR", "internal error");
+      }
+      if (answer.ok === true) return answer.result;
+      const { code, message } = answer.error;
+      if (listIncludes(SESSION_CODES, code)) throw new SurfaceSessionError(code, message);
+      throw protocolError(code, message);
+    }
+
+    const responseMessage = (envelope) => {
+      const msg = { channel: CHANNEL, kind: "response" };
+      if (app !== undefined) msg.app = app;
+      msg.envelope = envelope;
+      return msg;
+    };
+
+    function listen(listenOptions) {
+      if (closed) throw new Error("listen: the surface is closed");
+      const o = listenOptions === undefined ? {} : listenOptions;
+      if (o === null || typeof o !== "object") throw new TypeError("listen options must be an object");
+      for (const name of objectKeys(o)) {
+        if (!listIncludes(LISTEN_OPTION_NAMES, name)) throw new TypeError(`listen: unknown option ${jsonStringify(name)}`);
+      }
+      const origins = o.allowedOrigins === undefined ? [] : o.allowedOrigins;
+      if (!isArray(origins)) throw new TypeError("listen: allowedOrigins must be an array of origins");
+      const allowed = [];
+      for (const origin of origins) {
+        if (!isSerializedOrigin(origin)) {
+          throw new TypeError(`listen: ${jsonStringify(String(origin))} is not an origin such as "https://example.com"`);
+        }
+        allowed.push(origin);
+      }
+      const authenticate = o.authenticate;
+      if (authenticate !== undefined && typeof authenticate !== "function") {
+        throw new TypeError("listen: authenticate must be a function");
+      }
+      checkPositive("listen: maxMessageBytes", o.maxMessageBytes, true);
+      const budget = Math.min(o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES, maxRequestBytes);
+      const win = globalThis.window;
+      if (!win || typeof win.addEventListener !== "function" || !win.location) {
+        throw new TypeError("listen: needs a window");
+      }
+      const ownOrigin = win.location.origin;
+      const ports = [];
+      let stopped = false;
+
+      const onPortMessage = (port, event, sessionFn) => {
+        try {
+          if (stopped || closed || event.isTrusted !== true) return;
+          const data = event.data;
+          if (!isPlainObject(data) || ownValue(data, "channel") !== CHANNEL || ownValue(data, "kind") !== "request") return;
+          if (hasOwn(data, "app") && ownValue(data, "app") !== app) return;
+          const reply = (envelope) => {
+            try {
+              port.postMessage(responseMessage(envelope));
+            } catch {
+              // the port is gone
+            }
+          };
+          const envelope = ownValue(data, "envelope");
+          if (!onlyMembers(data, REQUEST_MEMBERS)) {
+            reply(failure(requestIdOf(envelope), "INVALID_REQUEST", "message has members other than channel, kind, app and envelope"));
+            return;
+          }
+          serve(envelope, sessionFn, budget).then(reply);
+        } catch {
+          // A listener never throws into the page.
+        }
+      };
+
+      const connect = async (event, data, origin) => {
+        const port = event.ports && event.ports[0];
+        if (!port) return;
+        const refuse = () => {
+          try {
+            port.postMessage({ channel: CHANNEL, kind: "refused" });
+            port.close();
+          } catch {
+            // the port is gone
+          }
+        };
+        if (!onlyMembers(data, CONNECT_MEMBERS) || ports.length >= MAX_PORTS) {
+          refuse();
+          return;
+        }
+        let sessionFn;
+        if (authenticate !== undefined) {
+          let result = null;
+          try {
+            // The credential goes to the page's authenticate and nowhere
+            // else: not to the kernel, the audit, or a reply.
+            result = await withTimeout(authenticate(freeze({ credential: ownValue(data, "credential"), origin })), AUTHENTICATE_TIMEOUT_MS);
+          } catch {
+            result = null;
+          }
+          if (result === null || (typeof result !== "object" && typeof result !== "function")) {
+            refuse();
+            return;
+          }
+          sessionFn = sessionGetter(result);
+        }
+        if (stopped || closed || ports.length >= MAX_PORTS) {
+          refuse();
+          return;
+        }
+        ports.push(port);
+        port.onmessage = (e) => onPortMessage(port, e, sessionFn);
+        const hello = { channel: CHANNEL, kind: "connected" };
+        if (app !== undefined) hello.app = app;
+        try {
+          port.postMessage(hello);
+        } catch {
+          // the port is gone
+        }
+      };
+
+      const onMessage = (event) => {
+        try {
+          if (stopped || closed || event.isTrusted !== true) return;
+          const data = event.data;
+          // Filtered here, before any call into the kernel: most messages
+          // on a page (this surface's own replies included) are not ours.
+          if (!isPlainObject(data) || ownValue(data, "channel") !== CHANNEL) return;
+          const kind = ownValue(data, "kind");
+          if (kind !== "request" && kind !== "connect") return;
+          const source = event.source;
+          const origin = event.origin;
+          if (source === null || source === undefined || typeof origin !== "string" || origin === "null") return;
+          if (source === win) {
+            if (origin !== ownOrigin) return;
+          } else if (!listIncludes(allowed, origin)) {
+            return;
+          }
+          if (hasOwn(data, "app") && ownValue(data, "app") !== app) return;
+          if (kind === "connect") {
+            connect(event, data, origin);
+            return;
+          }
+          const reply = (envelope) => {
+            try {
+              // Only to the sender, and only while it is still at the origin
+              // the request came from: never "*".
+              source.postMessage(responseMessage(envelope), origin);
+            } catch {
+              // the sender is gone
+            }
+          };
+          const envelope = ownValue(data, "envelope");
+          if (!onlyMembers(data, REQUEST_MEMBERS)) {
+            reply(failure(requestIdOf(envelope), "INVALID_REQUEST", "message has members other than channel, kind, app and envelope"));
+            return;
+          }
+          serve(envelope, undefined, budget).then(reply);
+        } catch {
+          // A listener never throws into the page.
+        }
+      };
+
+      const stop = () => {
+        if (stopped) return;
+        stopped = true;
+        win.removeEventListener("message", onMessage);
+        for (const port of ports) {
+          try {
+            port.onmessage = null;
+            port.close();
+          } catch {
+            // already closed
+          }
+        }
+        ports.length = 0;
+        stops.delete(stop);
+      };
+      win.addEventListener("message", onMessage);
+      stops.add(stop);
+      return stop;
+    }
+
+    function close() {
+      if (closed) return;
+      closed = true;
+      for (const stop of [...stops]) stop();
+      try {
+        inst.close();
+      } catch {
+        // the Go program is gone already
+      }
+    }
+
+    return freeze({ describe, handle, listen, close });
+  }
+
+  return freeze({
+    SURFACE_PROTOCOL,
+    DEFAULT_SURFACE_RECORD_LIMIT,
+    MAX_SURFACE_RECORD_LIMIT,
+    SurfaceSessionError,
+    defineRegistry,
+    createSurface,
+  });
+}
+
+function isRuntime(rt) {
+  return rt !== null && typeof rt === "object" && typeof rt.create === "function" && rt.protocol === SURFACE_PROTOCOL;
+}
+
+/**
+ * Binds the API to a runtime object that was started some other way (the
+ * one wasm/main.go publishes). loadSurface is the usual entry point.
+ */
+export function fromRuntime(runtime) {
+  if (!isRuntime(runtime)) throw new TypeError(`fromRuntime: not a ${SURFACE_PROTOCOL} runtime`);
+  return bind(runtime);
+}
+
+// ---------------------------------------------------------------------------
+// Loading.
+
+function resolveURL(given, fallback) {
+  if (given === undefined) return new URL(fallback, import.meta.url).href;
+  const base = globalThis.document ? globalThis.document.baseURI : import.meta.url;
+  return new URL(String(given), base).href;
+}
+
+async function instantiate(url, imports) {
+  if (typeof WebAssembly.instantiateStreaming === "function") {
+    try {
+      return (await WebAssembly.instantiateStreaming(fetch(url), imports)).instance;
+    } catch {
+      // Served without application/wasm, or no streaming here: fall back.
+    }
+  }
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`loadSurface: fetching ${url} failed with HTTP ${response.status}`);
+  return (await WebAssembly.instantiate(await response.arrayBuffer(), imports)).instance;
+}
+
+async function startRuntime(options) {
+  const existing = globalThis[RUNTIME_NAME];
+  if (isRuntime(existing)) return existing;
+  const wasmURL = resolveURL(options.wasmURL, "./surface.wasm");
+  const wasmExecURL = resolveURL(options.wasmExecURL, "./wasm_exec.js");
+  if (typeof globalThis.Go !== "function") await import(wasmExecURL);
+  if (typeof globalThis.Go !== "function") throw new Error(`loadSurface: ${wasmExecURL} did not define Go`);
+  const go = new globalThis.Go();
+  const instance = await instantiate(wasmURL, go.importObject);
+  let signal;
+  const ready = new Promise((resolve) => {
+    signal = resolve;
+  });
+  globalThis[READY_NAME] = signal;
+  try {
+    const exited = go.run(instance).then(() => {
+      throw new Error("loadSurface: the surface runtime exited");
+    });
+    exited.catch(() => {});
+    const runtime = await Promise.race([ready, exited]);
+    if (!isRuntime(runtime)) throw new Error("loadSurface: the surface runtime did not start");
+    return runtime;
+  } finally {
+    delete globalThis[READY_NAME];
+  }
+}
+
+/**
+ * Loads wasm_exec.js and surface.wasm (by default the files beside this
+ * module), starts the runtime once per page, and resolves to the API.
+ * Later calls reuse the running runtime; their URLs are not used.
+ */
+export function loadSurface(options = {}) {
+  if (options === null || typeof options !== "object") {
+    return Promise.reject(new TypeError("loadSurface options must be an object"));
+  }
+  let started = globalThis[LOAD_KEY];
+  if (started === undefined) {
+    started = startRuntime(options);
+    Object.defineProperty(globalThis, LOAD_KEY, { value: started, configurable: true, writable: true });
+    started.catch(() => {
+      if (globalThis[LOAD_KEY] === started) delete globalThis[LOAD_KEY];
+    });
+  }
+  return started.then(bind);
+}

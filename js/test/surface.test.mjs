@@ -1,0 +1,773 @@
+// Tests of pling-surface.js: request reading, options, describe, the
+// registry helper, and the postMessage transport. They need a running
+// surface runtime; hostbridge/module_js_test.go runs them under
+// `make test-js` (GOOS=js, Node) with the Go kernel in the same process.
+//
+// Each test gets { api, mod, runtime } and a fresh fake window where the
+// transport is involved. A spy runtime records every call into Go, so a
+// test can prove that a message never reached the kernel.
+
+export const tests = [];
+const test = (name, fn) => tests.push({ name, fn });
+
+function assert(cond, msg) {
+  if (!cond) throw new Error(msg);
+}
+function eq(got, want, msg) {
+  const g = JSON.stringify(got);
+  const w = JSON.stringify(want);
+  if (g !== w) throw new Error(`${msg}: got ${g}, want ${w}`);
+}
+async function rejects(promise, check, msg) {
+  try {
+    await promise;
+  } catch (e) {
+    check(e);
+    return;
+  }
+  throw new Error(`${msg}: did not reject`);
+}
+function throwsType(fn, msg) {
+  try {
+    fn();
+  } catch (e) {
+    assert(e instanceof TypeError, `${msg}: threw ${e && e.name}, want TypeError`);
+    return;
+  }
+  throw new Error(`${msg}: did not throw`);
+}
+const tick = (ms = 0) => new Promise((r) => setTimeout(r, ms));
+
+const P = "pling.surface/0.1";
+const ORIGIN = "https://shop.example";
+const EXT = "chrome-extension://abcdefghijklmnop";
+
+/** Wraps the real runtime and records every call that crosses into Go. */
+function spyRuntime(runtime) {
+  const log = { handle: [], describe: [], sessions: [] };
+  const spy = {
+    protocol: runtime.protocol,
+    stats: () => runtime.stats(),
+    create(host, config) {
+      const inst = runtime.create(host, config);
+      if (inst.error) return inst;
+      return {
+        maxRequestBytes: inst.maxRequestBytes,
+        maxResponseBytes: inst.maxResponseBytes,
+        handle(text, sessionFn) {
+          log.handle.push(text);
+          const recorded = sessionFn && (() => {
+            const s = sessionFn();
+            log.sessions.push(s);
+            return s;
+          });
+          return inst.handle(text, recorded);
+        },
+        describe(text) {
+          log.describe.push(text);
+          return inst.describe(text);
+        },
+        close: () => inst.close(),
+      };
+    },
+  };
+  return { spy, log };
+}
+
+function orders(n = 3) {
+  const rows = [];
+  for (let i = 1; i <= n; i++) rows.push({ id: `SO-${i}`, kind: "order", fields: { note: `n${i}`, total: i * 10 } });
+  return rows;
+}
+
+const ACTIONS = [
+  { id: "orders.search", description: "Search orders", effect: "read",
+    inputSchema: { type: "object", properties: { q: { type: "string" } } } },
+  { id: "update_note@order", description: "Change an order's note", effect: "write", approval: "none",
+    record: { kind: "order", total: 3 },
+    inputSchema: { type: "object", properties: { note: { type: "string" } }, required: ["note"], additionalProperties: false } },
+];
+
+function session(over = {}) {
+  return { agentId: "agent-1", sessionId: "sess-1", userId: "user-1", expiresAt: Date.now() + 3600e3,
+    scope: ["orders.search", "update_note@order"], ...over };
+}
+
+/** A surface over an in-memory orders page; execs records executor calls. */
+function page(api, over = {}) {
+  const rows = orders();
+  const execs = [];
+  const registry = api.defineRegistry({ actions: ACTIONS, records: rows, route: "/orders", version: 1 });
+  const options = {
+    registry,
+    execute: (id, argsJson, context) => {
+      execs.push({ id, argsJson, context });
+      const args = JSON.parse(argsJson);
+      if (id.startsWith("update_note@order:")) {
+        rows.find((r) => `update_note@order:${r.id}` === id).fields.note = args.note;
+        return { title: "note updated" };
+      }
+      return { hits: 1 };
+    },
+    app: "orders",
+    ...over,
+  };
+  return { surface: api.createSurface(options), execs, rows };
+}
+
+function describeReq(id = "d1", input) {
+  const r = { protocol: P, id, method: "describe" };
+  if (input !== undefined) r.input = input;
+  return r;
+}
+function invokeReq(id, capability, input) {
+  return { protocol: P, id, method: "invoke", capability, input };
+}
+
+/** A fake window with its origin, listeners and posted messages. */
+function fakeWindow(origin = ORIGIN) {
+  const listeners = new Set();
+  const win = {
+    location: { origin },
+    posted: [],
+    addEventListener(type, fn) {
+      if (type === "message") listeners.add(fn);
+    },
+    removeEventListener(type, fn) {
+      if (type === "message") listeners.delete(fn);
+    },
+    postMessage(message, targetOrigin) {
+      win.posted.push({ message, targetOrigin });
+    },
+    listenerCount: () => listeners.size,
+    dispatch(event) {
+      for (const fn of [...listeners]) fn(event);
+    },
+  };
+  return win;
+}
+function otherWindow() {
+  const w = { posted: [] };
+  w.postMessage = (message, targetOrigin) => w.posted.push({ message, targetOrigin });
+  return w;
+}
+function fakePort() {
+  const port = { sent: [], closed: false, onmessage: null };
+  port.postMessage = (m) => port.sent.push(m);
+  port.close = () => {
+    port.closed = true;
+  };
+  port.deliver = (data, isTrusted = true) => port.onmessage && port.onmessage({ isTrusted, data });
+  return port;
+}
+function message(win, data, { origin = win.location.origin, source = win, isTrusted = true, ports = [] } = {}) {
+  win.dispatch({ isTrusted, data, origin, source, ports });
+}
+function request(envelope, extra = {}) {
+  return { channel: "pling.surface", kind: "request", ...extra, envelope };
+}
+async function settle(pred, what) {
+  for (let i = 0; i < 400; i++) {
+    if (pred()) return;
+    await tick(5);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** Installs a fake window for the test, removing it afterwards. */
+async function withWindow(fn, origin) {
+  const had = Object.prototype.hasOwnProperty.call(globalThis, "window");
+  const old = globalThis.window;
+  const win = fakeWindow(origin);
+  globalThis.window = win;
+  try {
+    await fn(win);
+  } finally {
+    if (had) globalThis.window = old;
+    else delete globalThis.window;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Reading requests.
+
+test("a getter in a request never runs and the request is refused", async ({ api }) => {
+  const { surface, execs } = page(api);
+  let runs = 0;
+  const input = {};
+  Object.defineProperty(input, "q", { enumerable: true, get() { runs++; return "x"; } });
+  const res = await surface.handle(invokeReq("g1", "orders.search", input));
+  eq([res.ok, res.id, res.error.code], [false, "g1", "INVALID_REQUEST"], "accessor in input");
+  eq(runs, 0, "getter runs");
+  eq(execs.length, 0, "executor calls");
+
+  const env = { protocol: P, method: "describe" };
+  Object.defineProperty(env, "id", { enumerable: true, get() { runs++; return "x"; } });
+  const res2 = await surface.handle(env);
+  eq([res2.id, res2.error.code, runs], ["", "INVALID_REQUEST", 0], "accessor id");
+  surface.close();
+});
+
+test("toJSON and toString are never called on a request", async ({ api }) => {
+  const { surface, execs } = page(api);
+  // The hooks count calls on the request's own objects and otherwise leave
+  // values alone, so the page's own JSON.stringify of its data still works.
+  const mine = new WeakSet();
+  let calls = 0;
+  const hook = function () {
+    if (mine.has(this)) calls++;
+    return this;
+  };
+  const define = (proto, name) => Object.defineProperty(proto, name, { value: hook, configurable: true, writable: true });
+  define(Object.prototype, "toJSON");
+  define(Array.prototype, "toJSON");
+  const oldToString = Object.prototype.toString;
+  Object.prototype.toString = function () {
+    if (mine.has(this)) calls++;
+    return oldToString.call(this);
+  };
+  try {
+    const input = { q: "needle", tags: ["a"] };
+    const req = invokeReq("t1", "orders.search", input);
+    for (const o of [req, input, input.tags]) mine.add(o);
+    const res = await surface.handle(req);
+    assert(res.ok, `request refused: ${res.error && res.error.message}`);
+    eq(execs[0].argsJson, '{"q":"needle","tags":["a"]}', "argsJson");
+  } finally {
+    delete Object.prototype.toJSON;
+    delete Array.prototype.toJSON;
+    Object.prototype.toString = oldToString;
+  }
+  eq(calls, 0, "toJSON or toString calls");
+  // An own toJSON is a function member: refused, and not called.
+  let own = 0;
+  const res = await surface.handle({ ...describeReq("t2"), toJSON() { own++; return describeReq("t2"); } });
+  eq([res.ok, res.error.code, own], [false, "INVALID_REQUEST", 0], "own toJSON");
+  surface.close();
+});
+
+test("a lone surrogate is refused, a pair is kept", async ({ api }) => {
+  const { surface, execs } = page(api);
+  for (const q of ["\ud800", "x\udfff", "\udc00\ud800"]) {
+    const res = await surface.handle(invokeReq("s1", "orders.search", { q }));
+    eq([res.ok, res.error && res.error.code], [false, "INVALID_REQUEST"], `lone surrogate ${JSON.stringify(q)}`);
+  }
+  const key = await surface.handle(invokeReq("s2", "orders.search", { ["\ud83d"]: 1 }));
+  eq(key.error && key.error.code, "INVALID_REQUEST", "lone surrogate in a key");
+  eq(execs.length, 0, "executor calls");
+  const ok = await surface.handle(invokeReq("s3", "orders.search", { q: "\ud83d\ude00" }));
+  assert(ok.ok, "surrogate pair refused");
+  eq(JSON.parse(execs[0].argsJson).q, "\ud83d\ude00", "pair kept");
+  surface.close();
+});
+
+test("values JSON cannot hold are refused, undefined members are left out", async ({ api }) => {
+  const { surface, execs } = page(api);
+  class Point { constructor() { this.x = 1; } }
+  const sparse = [1, , 3]; // eslint-disable-line no-sparse-arrays
+  const extra = [1, 2];
+  extra.more = true;
+  const cyclic = {};
+  cyclic.self = cyclic;
+  let deep = {};
+  for (let i = 0; i < 100; i++) deep = { d: deep };
+  const cases = {
+    NaN: NaN, Infinity: -Infinity, bigint: 10n, fn: () => 1, symbol: Symbol("s"), date: new Date(0),
+    map: new Map(), instance: new Point(), protoObject: Object.create({ inherited: 1 }),
+    sparse, extra, cyclic, deep, undefinedInArray: [undefined], boxed: new String("s"),
+  };
+  for (const [name, value] of Object.entries(cases)) {
+    const res = await surface.handle(invokeReq(`v-${name}`, "orders.search", { q: value }));
+    eq([res.ok, res.id, res.error && res.error.code], [false, `v-${name}`, "INVALID_REQUEST"], name);
+  }
+  eq(execs.length, 0, "executor calls");
+  const res = await surface.handle(invokeReq("v-ok", "orders.search", { q: "x", missing: undefined }));
+  assert(res.ok, `undefined member refused: ${JSON.stringify(res.error)}`);
+  eq(execs[0].argsJson, '{"q":"x"}', "argsJson");
+  const nullProto = Object.create(null);
+  nullProto.q = "y";
+  assert((await surface.handle(invokeReq("v-null", "orders.search", nullProto))).ok, "null-prototype object refused");
+  surface.close();
+});
+
+test("an oversize request is refused before the kernel", async ({ api, runtime, mod }) => {
+  const { spy, log } = spyRuntime(runtime);
+  const sapi = mod.fromRuntime(spy);
+  const { surface } = page(sapi);
+  const res = await surface.handle(invokeReq("big", "orders.search", { q: "x".repeat(70 * 1024) }));
+  eq([res.ok, res.id, res.error.code], [false, "big", "INVALID_REQUEST"], "oversize");
+  assert(/size limit/.test(res.error.message), res.error.message);
+  const many = await surface.handle(invokeReq("wide", "orders.search", { q: new Array(1e6).fill(0) }));
+  eq(many.error.code, "INVALID_REQUEST", "long array");
+  eq(log.handle.length, 0, "calls into Go");
+  surface.close();
+});
+
+test("handle answers malformed requests with the kernel's codes", async ({ api }) => {
+  const { surface } = page(api);
+  const cases = [
+    ["a string", "hello", "INVALID_REQUEST"],
+    ["null", null, "INVALID_REQUEST"],
+    ["no id", { protocol: P, method: "describe" }, "INVALID_REQUEST"],
+    ["old protocol", { protocol: "pling.surface/0.0", id: "x", method: "describe" }, "PROTOCOL_VERSION_UNSUPPORTED"],
+    ["unknown method", { protocol: P, id: "x", method: "attach" }, "METHOD_NOT_SUPPORTED"],
+    ["smuggled session", { ...describeReq("x"), session: session() }, "INVALID_REQUEST"],
+    ["unknown capability", invokeReq("x", "orders.delete", {}), "CAPABILITY_NOT_EXPOSED"],
+  ];
+  for (const [name, req, code] of cases) {
+    const res = await surface.handle(req);
+    eq([res.ok, res.protocol, res.error && res.error.code], [false, P, code], name);
+  }
+  surface.close();
+});
+
+test("handle never rejects, even when the runtime breaks or the surface is closed", async ({ api, runtime, mod }) => {
+  const { spy } = spyRuntime(runtime);
+  const broken = {
+    ...spy,
+    create(host, config) {
+      const inst = spy.create(host, config);
+      return { ...inst, handle: () => { throw new Error("Go program has already exited"); }, describe: () => Promise.reject(new Error("gone")) };
+    },
+  };
+  const { surface } = page(mod.fromRuntime(broken));
+  const res = await surface.handle(describeReq("b1"));
+  eq([res.ok, res.id, res.error.code], [false, "b1", "INTERNAL_ERROR"], "broken runtime");
+  await rejects(surface.describe(), (e) => eq(e.code, "INTERNAL_ERROR", "describe code"), "describe on a broken runtime");
+  surface.close();
+
+  const { surface: s2 } = page(api);
+  s2.close();
+  s2.close(); // idempotent
+  const closed = await s2.handle(describeReq("c1"));
+  eq([closed.ok, closed.id, closed.error.code], [false, "c1", "INTERNAL_ERROR"], "closed surface");
+  await rejects(s2.describe(), (e) => {
+    assert(!(e instanceof api.SurfaceSessionError), "closed describe is not a session error");
+    eq(e.code, "INTERNAL_ERROR", "code");
+  }, "describe on a closed surface");
+  let listenErr;
+  try {
+    s2.listen();
+  } catch (e) {
+    listenErr = e;
+  }
+  assert(listenErr instanceof Error, "listen on a closed surface did not throw");
+});
+
+// ---------------------------------------------------------------------------
+// Options.
+
+test("createSurface validates its options", ({ api }) => {
+  const registry = api.defineRegistry({ actions: [] });
+  const execute = () => null;
+  throwsType(() => api.createSurface(), "no options");
+  throwsType(() => api.createSurface({ execute }), "no registry");
+  throwsType(() => api.createSurface({ registry }), "no execute");
+  throwsType(() => api.createSurface({ registry: { actions() { return []; } }, execute }), "registry without view");
+  throwsType(() => api.createSurface({ registry, execute, sesion: null }), "unknown option");
+  throwsType(() => api.createSurface({ registry, execute, expose: "orders.search" }), "expose as a string");
+  throwsType(() => api.createSurface({ registry, execute, rateLimit: { maxRequests: 0, windowMs: 1000 } }), "zero maxRequests");
+  throwsType(() => api.createSurface({ registry, execute, rateLimit: { maxRequests: 5 } }), "no windowMs");
+  throwsType(() => api.createSurface({ registry, execute, rateLimit: { limiter: {} } }), "limiter without allow");
+  throwsType(() => api.createSurface({ registry, execute, replay: { guard: {} } }), "guard without claim");
+  throwsType(() => api.createSurface({ registry, execute, replay: "yes" }), "replay as a string");
+  throwsType(() => api.createSurface({ registry, execute, recordLimit: 2.5 }), "fractional recordLimit");
+  throwsType(() => api.createSurface({ registry, execute, onAudit: "log" }), "onAudit not a function");
+  api.createSurface({ registry, execute, replay: true, rateLimit: { maxRequests: 5, windowMs: 1000 } }).close();
+});
+
+test("the executor gets the id, argsJson text and a frozen context", async ({ api }) => {
+  const { surface, execs, rows } = page(api, { session: () => session({ delegationId: "del-1" }) });
+  const res = await surface.handle(invokeReq("e1", "update_note@order", { record: "SO-2", note: "call back" }));
+  assert(res.ok, JSON.stringify(res.error));
+  eq(res.result, { title: "note updated" }, "result");
+  eq(res.after, { records: [{ id: "SO-2", fields: { note: "call back" } }] }, "after");
+  eq(rows[1].fields.note, "call back", "page changed");
+  const call = execs[0];
+  eq([call.id, call.argsJson], ["update_note@order:SO-2", '{"note":"call back"}'], "call");
+  eq(call.context, { requestId: "e1", capability: "update_note@order", record: "SO-2", sessionId: "sess-1",
+    agentId: "agent-1", userId: "user-1", delegationId: "del-1" }, "context");
+  assert(Object.isFrozen(call.context), "context is not frozen");
+  surface.close();
+});
+
+test("business failures, undefined results and rejections", async ({ api }) => {
+  let mode = "business";
+  const { surface } = page(api, {
+    execute: async () => {
+      if (mode === "business") return { error: { code: "LOCKED", message: "order is locked", stack: "at x" } };
+      if (mode === "undefined") return undefined;
+      if (mode === "approval") return { approval: { status: "granted", token: "t0k" }, approvalToken: "t0k" };
+      throw new Error("backend down");
+    },
+  });
+  const business = await surface.handle(invokeReq("b1", "orders.search", {}));
+  eq([business.ok, business.result], [true, { error: { code: "LOCKED", message: "order is locked" } }], "business failure");
+  mode = "undefined";
+  eq((await surface.handle(invokeReq("b2", "orders.search", {}))).result, null, "undefined result");
+  mode = "approval";
+  eq((await surface.handle(invokeReq("b3", "orders.search", {}))).result, { approval: { status: "granted" } }, "approval evidence");
+  mode = "throw";
+  const failed = await surface.handle(invokeReq("b4", "orders.search", {}));
+  eq([failed.ok, failed.error.code], [false, "INTERNAL_ERROR"], "rejection");
+  assert(!/backend/.test(failed.error.message), "executor detail leaked into the reply");
+  surface.close();
+});
+
+test("describe: session errors, protocol errors and a promised session", async ({ api }) => {
+  const none = page(api, { session: null }).surface;
+  await rejects(none.describe(), (e) => {
+    assert(e instanceof api.SurfaceSessionError, `got ${e && e.name}`);
+    eq([e.name, e.code], ["SurfaceSessionError", "SESSION_REQUIRED"], "session error");
+  }, "no session");
+  eq((await none.handle(describeReq("n1"))).error.code, "SESSION_REQUIRED", "handle without session");
+  none.close();
+
+  const expired = page(api, { session: () => session({ expiresAt: new Date(Date.now() - 1000) }) }).surface;
+  await rejects(expired.describe(), (e) => eq(e.code, "SESSION_EXPIRED", "expired"), "expired session");
+  expired.close();
+
+  const throwing = page(api, { session: () => { throw new Error("no cookie"); } }).surface;
+  await rejects(throwing.describe(), (e) => eq(e.code, "SESSION_INVALID", "throwing getter"), "throwing getter");
+  throwing.close();
+
+  const promised = page(api, { session: async () => session({ scope: ["orders.search"] }) }).surface;
+  const d = await promised.describe({ limit: 1 });
+  eq(d.capabilities.map((c) => c.id), ["orders.search"], "scoped capabilities");
+  eq([d.protocol, d.app, d.context.records.length, d.context.recordsTotal], [P, "orders", 1, 3], "description");
+  for (const bad of [{ nope: 1 }, { record: "SO-1", limit: 1 }, { limit: -1 }, { record: [] }, "x"]) {
+    await rejects(promised.describe(bad), (e) => {
+      assert(!(e instanceof api.SurfaceSessionError), "input error reported as a session error");
+      eq(e.code, "INVALID_REQUEST", JSON.stringify(bad));
+    }, `describe(${JSON.stringify(bad)})`);
+  }
+  promised.close();
+});
+
+test("defineRegistry reads a 100,000-row lazy source by its window only", async ({ api }) => {
+  const calls = { count: 0, slice: [], get: [], ids: [] };
+  const row = (i) => ({ id: `R-${i}`, kind: "order", fields: { n: i } });
+  const records = {
+    count() { calls.count++; return 100000; },
+    slice(offset, limit) {
+      calls.slice.push([offset, limit]);
+      const out = [];
+      for (let i = offset; i < Math.min(offset + limit, 100000); i++) out.push(row(i));
+      return out;
+    },
+    get(id) { calls.get.push(id); const i = Number(id.slice(2)); return i >= 0 && i < 100000 ? row(i) : undefined; },
+    ids(max) { calls.ids.push(max); const out = []; for (let i = 0; i < max; i++) out.push(`R-${i}`); return out; },
+  };
+  const actions = () => [{ id: "note@order", effect: "write", record: { kind: "order", total: 100000 } }];
+  const execs = [];
+  const surface = api.createSurface({
+    registry: api.defineRegistry({ actions, records, state: () => ({ page: 1 }), version: "v1" }),
+    execute: (id, args) => { execs.push(id); return "ok"; },
+  });
+  const d = await surface.describe({ offset: 50000, limit: 3 });
+  eq(d.context.records.map((r) => r.id), ["R-50000", "R-50001", "R-50002"], "window");
+  eq([d.context.recordsTotal, d.context.recordIdsTotal, d.context.recordIds.length], [100000, 100000, 200], "totals");
+  eq(calls.slice, [[50000, 3]], "slice calls");
+  eq(calls.ids, [200], "ids calls");
+  eq(d.context.state, { page: 1 }, "state");
+
+  const picked = await surface.describe({ record: ["R-99999", "R-7", "nope"] });
+  eq(picked.context.records.map((r) => r.id), ["R-99999", "R-7"], "selected records");
+
+  const res = await surface.handle(invokeReq("i1", "note@order", { record: "R-99999" }));
+  assert(res.ok, JSON.stringify(res.error));
+  eq(execs, ["note@order:R-99999"], "executor");
+  eq(calls.slice.length, 1, "invoke read a window");
+  surface.close();
+});
+
+test("defineRegistry with arrays, getters and a version", async ({ api }) => {
+  let actionReads = 0;
+  let version = 1;
+  const rows = orders(30);
+  const registry = api.defineRegistry({
+    actions: () => { actionReads++; return ACTIONS; },
+    records: () => rows,
+    route: () => "/orders?page=1",
+    regions: [{ id: "table", label: "Orders" }],
+    feedback: () => [{ level: "info", message: "3 new orders" }],
+    unavailable: [{ id: "orders.export", reason: "no permission" }],
+    version: () => version,
+  });
+  const surface = api.createSurface({ registry, execute: () => null });
+  for (let i = 0; i < 3; i++) await surface.describe();
+  eq(actionReads, 1, "actions() reads for one version");
+  version = 2;
+  const d = await surface.describe({ record: "SO-30" });
+  eq(actionReads, 2, "actions() reads after a version change");
+  eq(d.context.records.map((r) => r.id), ["SO-30"], "record by id");
+  eq([d.context.route, d.context.regions[0].id, d.context.feedback.length, d.context.unavailable[0].id],
+    ["/orders?page=1", "table", 1, "orders.export"], "context parts");
+  const page2 = await surface.describe({ offset: 8 });
+  eq(page2.context.records.map((r) => r.id).slice(0, 2), ["SO-9", "SO-10"], "second window");
+  eq(page2.context.records.length, 8, "default window");
+  surface.close();
+});
+
+test("expose as a list and as a predicate", async ({ api }) => {
+  const list = page(api, { expose: ["update_note@order"] }).surface;
+  eq((await list.describe()).capabilities.map((c) => c.id), ["update_note@order"], "list");
+  list.close();
+  const asked = [];
+  const fn = page(api, { expose: (id) => { asked.push(id); if (id === "orders.search") throw new Error("x"); return true; } }).surface;
+  eq((await fn.describe()).capabilities.map((c) => c.id), ["update_note@order"], "predicate");
+  await fn.describe();
+  eq(asked, ["orders.search", "update_note@order"], "predicate asked once per version");
+  fn.close();
+});
+
+test("rate limit, replay and audit options", async ({ api }) => {
+  const events = [];
+  const auditErrors = [];
+  let failAudit = false;
+  const { surface, execs } = page(api, {
+    session: () => session(),
+    rateLimit: { maxRequests: 3, windowMs: 60000 },
+    replay: true,
+    onAudit: (e) => { events.push(e); if (failAudit) throw new Error("audit store down"); },
+    onAuditError: (error, e) => auditErrors.push([error.message, e.requestId]),
+  });
+  assert((await surface.handle(invokeReq("r1", "orders.search", { q: "secret-term" }))).ok, "first invoke");
+  eq((await surface.handle(invokeReq("r1", "orders.search", {}))).error.code, "REPLAY_DETECTED", "replay");
+  failAudit = true;
+  assert((await surface.handle(describeReq("r2"))).ok, "audit failure changed the response");
+  const limited = await surface.handle(describeReq("r3"));
+  eq(limited.error.code, "RATE_LIMITED", "rate limit");
+  assert(limited.error.retryAfterMs > 0, "retryAfterMs");
+  eq(execs.length, 1, "executor calls");
+  eq(events.map((e) => [e.requestId, e.outcome, e.code || ""]),
+    [["r1", "ok", ""], ["r1", "protocol_error", "REPLAY_DETECTED"], ["r2", "ok", ""], ["r3", "protocol_error", "RATE_LIMITED"]], "events");
+  assert(!JSON.stringify(events).includes("secret-term"), "input leaked into the audit");
+  eq(auditErrors, [["audit store down", "r2"], ["audit store down", "r3"]], "audit errors");
+  surface.close();
+});
+
+test("shared limiter and guard adapters fail closed", async ({ api }) => {
+  const { surface, execs } = page(api, {
+    session: () => session(),
+    rateLimit: { limiter: { allow: async (key, now) => (key === "sess-1" && now > 0 ? { allowed: true } : undefined) } },
+    replay: { windowMs: 1000, guard: { claim: (s, r, w) => (r === "bad" ? "maybe" : "claimed") } },
+  });
+  assert((await surface.handle(invokeReq("good", "orders.search", {}))).ok, "legal answers");
+  eq((await surface.handle(invokeReq("bad", "orders.search", {}))).error.code, "REPLAY_GUARD_UNAVAILABLE", "illegal guard answer");
+  eq(execs.length, 1, "executor calls");
+  surface.close();
+  const broken = page(api, { session: () => session(), rateLimit: { limiter: { allow: () => ({ allowed: "yes" }) } } }).surface;
+  eq((await broken.handle(describeReq("x"))).error.code, "RATE_LIMIT_UNAVAILABLE", "illegal limiter answer");
+  broken.close();
+});
+
+// ---------------------------------------------------------------------------
+// postMessage transport.
+
+test("same-window request: reply to the window at its own origin", ({ api }) => withWindow(async (win) => {
+  const { surface } = page(api);
+  surface.listen();
+  message(win, request(describeReq("w1"), { app: "orders" }));
+  await settle(() => win.posted.length === 1, "reply");
+  const { message: reply, targetOrigin } = win.posted[0];
+  eq(targetOrigin, ORIGIN, "target origin");
+  eq(Object.keys(reply), ["channel", "kind", "app", "envelope"], "reply members");
+  eq([reply.channel, reply.kind, reply.app, reply.envelope.id, reply.envelope.ok], ["pling.surface", "response", "orders", "w1", true], "reply");
+  // The reply arrives at this window too; it is not a request, so nothing happens.
+  message(win, reply);
+  await tick(20);
+  eq(win.posted.length, 1, "reply to a reply");
+  surface.close();
+  eq(win.listenerCount(), 0, "listener after close");
+}));
+
+test("messages that are not for the surface never reach the kernel", ({ api, runtime, mod }) => withWindow(async (win) => {
+  const { spy, log } = spyRuntime(runtime);
+  const { surface } = page(mod.fromRuntime(spy));
+  surface.listen({ allowedOrigins: [EXT] });
+  const stranger = otherWindow();
+  const sends = [
+    ["wrong channel", { channel: "other", kind: "request", envelope: describeReq() }, {}],
+    ["response kind", { channel: "pling.surface", kind: "response", envelope: describeReq() }, {}],
+    ["string data", "pling.surface", {}],
+    ["array data", [request(describeReq())], {}],
+    ["null data", null, {}],
+    ["untrusted", request(describeReq()), { isTrusted: false }],
+    ["same window, other origin", request(describeReq()), { origin: "https://evil.example" }],
+    ["same window, null origin", request(describeReq()), { origin: "null" }],
+    ["other window, not allowed", request(describeReq()), { source: stranger, origin: "https://evil.example" }],
+    ["other window, null origin", request(describeReq()), { source: stranger, origin: "null" }],
+    ["other window, allowed origin with a path", request(describeReq()), { source: stranger, origin: EXT + "/" }],
+    ["no source", request(describeReq()), { source: null }],
+    ["other app", request(describeReq(), { app: "billing" }), {}],
+    ["inherited channel", Object.assign(Object.create({ channel: "pling.surface", kind: "request" }), { envelope: describeReq() }), {}],
+  ];
+  for (const [, data, opts] of sends) message(win, data, opts);
+  await tick(30);
+  eq(log.handle.length, 0, "calls into Go");
+  eq([win.posted.length, stranger.posted.length], [0, 0], "replies");
+  surface.close();
+}));
+
+test("another window is served only from an exact allowed origin, and answered there", ({ api }) => withWindow(async (win) => {
+  const { surface } = page(api);
+  surface.listen({ allowedOrigins: [EXT] });
+  const ext = otherWindow();
+  message(win, request(describeReq("x1")), { source: ext, origin: EXT });
+  await settle(() => ext.posted.length === 1, "reply");
+  eq([ext.posted[0].targetOrigin, ext.posted[0].message.envelope.id], [EXT, "x1"], "reply to the sender");
+  eq(win.posted.length, 0, "nothing posted to the page window");
+  surface.close();
+}));
+
+test("a wrapper with extra members is refused with INVALID_REQUEST and runs nothing", ({ api, runtime, mod }) => withWindow(async (win) => {
+  const { spy, log } = spyRuntime(runtime);
+  const { surface, execs } = page(mod.fromRuntime(spy));
+  surface.listen();
+  message(win, request(invokeReq("x2", "orders.search", {}), { session: session() }));
+  await settle(() => win.posted.length === 1, "reply");
+  const env = win.posted[0].message.envelope;
+  eq([env.id, env.ok, env.error.code], ["x2", false, "INVALID_REQUEST"], "reply");
+  eq([log.handle.length, execs.length], [0, 0], "calls");
+  surface.close();
+}));
+
+test("maxMessageBytes bounds a request before the kernel", ({ api, runtime, mod }) => withWindow(async (win) => {
+  const { spy, log } = spyRuntime(runtime);
+  const { surface } = page(mod.fromRuntime(spy));
+  surface.listen({ maxMessageBytes: 200 });
+  message(win, request(invokeReq("big", "orders.search", { q: "y".repeat(300) })));
+  message(win, request(invokeReq("small", "orders.search", { q: "y" })));
+  await settle(() => win.posted.length === 2, "replies");
+  const byId = Object.fromEntries(win.posted.map((p) => [p.message.envelope.id, p.message.envelope]));
+  eq([byId.big.ok, byId.big.error.code], [false, "INVALID_REQUEST"], "oversize");
+  eq(byId.small.ok, true, "small");
+  eq(log.handle.length, 1, "calls into Go");
+  surface.close();
+}));
+
+test("listen validates its options", ({ api }) => withWindow(async () => {
+  const { surface } = page(api);
+  for (const origins of [["*"], ["null"], ["https://a.example/"], ["https://a.example/path"], ["a.example"], [42], "https://a.example"]) {
+    throwsType(() => surface.listen({ allowedOrigins: origins }), `allowedOrigins ${JSON.stringify(origins)}`);
+  }
+  throwsType(() => surface.listen({ authenticate: "token" }), "authenticate");
+  throwsType(() => surface.listen({ maxMessageBytes: 0 }), "maxMessageBytes");
+  throwsType(() => surface.listen({ allowedOrigin: [] }), "unknown option");
+  const stop = surface.listen({ allowedOrigins: ["https://a.example", "http://localhost:8080"] });
+  stop();
+  stop();
+  surface.close();
+}));
+
+test("private channel: authenticate, per-port session, credential kept out", ({ api, runtime, mod }) => withWindow(async (win) => {
+  const { spy, log } = spyRuntime(runtime);
+  const events = [];
+  const seen = [];
+  const { surface } = page(mod.fromRuntime(spy), { session: () => session(), onAudit: (e) => events.push(e) });
+  surface.listen({
+    allowedOrigins: [EXT],
+    authenticate: async ({ credential, origin }) => {
+      seen.push([credential, origin]);
+      return credential === "s3cret-credential" ? () => session({ sessionId: "port-1", scope: ["orders.search"] }) : null;
+    },
+  });
+  const ext = otherWindow();
+  const port = fakePort();
+  message(win, { channel: "pling.surface", kind: "connect", app: "orders", credential: "s3cret-credential" }, { source: ext, origin: EXT, ports: [port] });
+  await settle(() => port.sent.length === 1, "connected");
+  eq(port.sent[0], { channel: "pling.surface", kind: "connected", app: "orders" }, "connected");
+  eq(seen, [["s3cret-credential", EXT]], "authenticate input");
+
+  port.deliver(request(describeReq("p1")));
+  port.deliver(request(invokeReq("p2", "update_note@order", { record: "SO-1", note: "x" })));
+  await settle(() => port.sent.length === 3, "port replies");
+  const d = port.sent[1].envelope;
+  eq(d.result.capabilities.map((c) => c.id), ["orders.search"], "port session scope");
+  eq(port.sent[2].envelope.error.code, "CAPABILITY_NOT_EXPOSED", "out of the port's scope");
+  eq(ext.posted.length, 0, "port replies went to the window");
+
+  // The page's own session still governs window messages.
+  message(win, request(describeReq("w1")));
+  await settle(() => win.posted.length === 1, "window reply");
+  eq(win.posted[0].message.envelope.result.capabilities.length, 2, "window session scope");
+
+  const everything = JSON.stringify([log, events, port.sent, win.posted, ext.posted]);
+  assert(!everything.includes("s3cret-credential"), "the credential crossed into Go, the audit or a reply");
+  assert(log.sessions.some((s) => s.includes("port-1")), "port session not used");
+  eq(events.filter((e) => e.sessionId === "port-1").length, 2, "port calls audited under the port session");
+
+  port.deliver(request(describeReq("p3"), { credential: "again" }));
+  await settle(() => port.sent.length === 4, "refusal of extra members");
+  eq(port.sent[3].envelope.error.code, "INVALID_REQUEST", "extra member on the port");
+  port.deliver(request(describeReq("p4")), false);
+  port.deliver({ channel: "pling.surface", kind: "response" });
+  await tick(20);
+  eq(port.sent.length, 4, "untrusted or foreign port messages answered");
+
+  surface.close();
+  eq(port.closed, true, "port closed with the surface");
+}));
+
+test("private channel refusals", ({ api }) => withWindow(async (win) => {
+  const { surface } = page(api);
+  let authCalls = 0;
+  surface.listen({
+    authenticate: ({ credential }) => {
+      authCalls++;
+      if (credential === "throw") throw new Error("bad");
+      if (credential === "reject") return Promise.reject(new Error("bad"));
+      return credential === "ok" ? session() : null;
+    },
+  });
+  const cases = [
+    ["null", { credential: "nope" }],
+    ["throws", { credential: "throw" }],
+    ["rejects", { credential: "reject" }],
+    ["extra member", { credential: "ok", session: session() }],
+  ];
+  for (const [name, extra] of cases) {
+    const port = fakePort();
+    message(win, { channel: "pling.surface", kind: "connect", ...extra }, { ports: [port] });
+    await settle(() => port.sent.length === 1, name);
+    eq([port.sent[0], port.closed], [{ channel: "pling.surface", kind: "refused" }, true], name);
+    port.deliver(request(describeReq()));
+    await tick(5);
+    eq(port.sent.length, 1, `${name}: a refused port is served`);
+  }
+  eq(authCalls, 3, "authenticate calls (not for the malformed connect)");
+  // No port: nothing to answer on.
+  message(win, { channel: "pling.surface", kind: "connect", credential: "ok" });
+  await tick(10);
+  eq(win.posted.length, 0, "reply to a connect without a port");
+  surface.close();
+}));
+
+test("private channel without authenticate uses the surface's session", ({ api }) => withWindow(async (win) => {
+  const { surface } = page(api, { session: () => session({ scope: ["update_note@order"] }) });
+  const stop = surface.listen();
+  const port = fakePort();
+  message(win, { channel: "pling.surface", kind: "connect" }, { ports: [port] });
+  await settle(() => port.sent.length === 1, "connected");
+  eq(port.sent[0].kind, "connected", "connected");
+  port.deliver(request(describeReq("q1")));
+  await settle(() => port.sent.length === 2, "reply");
+  eq(port.sent[1].envelope.result.capabilities.map((c) => c.id), ["update_note@order"], "surface session");
+  stop();
+  eq([port.closed, win.listenerCount()], [true, 0], "after stop");
+  message(win, request(describeReq("after-stop")));
+  await tick(10);
+  eq(win.posted.length, 0, "served after stop");
+  surface.close();
+}));
+
+/** Runs one test; resolves to null or to a failure message. */
+export async function runOne(tc, ctx) {
+  try {
+    await tc.fn(ctx);
+    return null;
+  } catch (e) {
+    return e && e.stack ? String(e.stack) : String(e);
+  }
+}
