@@ -7,7 +7,7 @@ BUILD     := build
 SITE      := $(BUILD)/site
 PORT      ?= 8080
 FUZZTIME  ?= 30s
-PKGS_NATIVE := ./surface/... ./cmd/... ./internal/... ./hostbridge/...
+PKGS_NATIVE := ./surface/... ./cmd/... ./internal/... ./hostbridge/... ./client/...
 WASMFLAGS := -trimpath -ldflags="-s -w"
 
 .PHONY: all demo site test test-native test-js test-e2e chromium check fmt vet cross fuzz bench clean
@@ -65,6 +65,7 @@ fuzz:
 	$(GO) test -run=NONE -fuzz='^FuzzFoldKey$$' -fuzztime=$(FUZZTIME) ./surface/internal/strictjson/
 	$(GO) test -run=NONE -fuzz='^FuzzHandle$$' -fuzztime=$(FUZZTIME) ./surface/
 	$(GO) test -run=NONE -fuzz='^FuzzDescribeInput$$' -fuzztime=$(FUZZTIME) ./surface/
+	$(GO) test -run=NONE -fuzz='^FuzzParseResponse$$' -fuzztime=$(FUZZTIME) ./client/
 
 ## bench: kernel micro-benchmarks.
 bench:
