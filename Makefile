@@ -7,7 +7,7 @@ BUILD     := build
 SITE      := $(BUILD)/site
 PORT      ?= 8080
 FUZZTIME  ?= 30s
-PKGS_NATIVE := ./surface/... ./cmd/... ./internal/... ./hostbridge/... ./client/...
+PKGS_NATIVE := ./surface/... ./cmd/... ./internal/... ./hostbridge/... ./client/... ./mcpfacade/...
 WASMFLAGS := -trimpath -ldflags="-s -w"
 
 .PHONY: all demo site test test-native test-js test-e2e chromium check fmt vet cross fuzz bench clean

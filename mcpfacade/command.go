@@ -1,0 +1,196 @@
+//go:build !(js || wasip1)
+
+package mcpfacade
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"pling.dev/agent/client"
+)
+
+// startupSync bounds how long Main waits for the page's surface before it
+// serves: the first tools/list should be complete, but a page that is slow
+// to start must not keep the MCP client from connecting.
+const startupSync = 30 * time.Second
+
+const usage = `pling-mcp serves the agent surface of a web page as an MCP server.
+
+Usage:
+  pling-mcp -url URL [flags]                      start a browser on URL
+  pling-mcp -devtools ws://HOST:PORT/... [-url URL] [flags]
+                                                  use a tab of a running browser
+MCP goes over stdin/stdout, or over streamable HTTP with -http.
+
+Flags:
+`
+
+// Main runs the command with args (without the program name) and returns
+// its exit code: 0 after a clean stop, 1 on a failure, 2 on a usage error.
+// MCP over stdio uses stdin and stdout; everything else goes to stderr.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("pling-mcp", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fs.PrintDefaults()
+	}
+	var (
+		pageURL     = fs.String("url", "", "the page: opened in a started browser, or picked among the tabs of the -devtools browser by URL prefix (opened in a new tab when none matches)")
+		devtools    = fs.String("devtools", "", "DevTools endpoint of a running browser (ws://127.0.0.1:9222/devtools/browser/... or http://127.0.0.1:9222) instead of starting one")
+		httpAddr    = fs.String("http", "", "serve MCP over streamable HTTP on this loopback address (127.0.0.1:8765) instead of stdio")
+		allowRemote = fs.Bool("allow-non-loopback", false, "let -http listen on an address that is not loopback (anyone who reaches it can act in the page)")
+		app         = fs.String("app", "", "the surface's app name; only that app's surface answers")
+		poll        = fs.Duration("poll", DefaultPollInterval, "how often to read the capability list again (0: only after calls); each read counts against the page's rate limit")
+		timeout     = fs.Duration("timeout", client.DefaultTimeout, "how long one request to the page may take")
+		enumLimit   = fs.Int("record-enum", DefaultRecordEnumLimit, "list record ids as an enum in a template's record parameter when there are at most this many (0: never)")
+		execPath    = fs.String("chromium", "", "the browser to start (default: chromium, google-chrome, ... on PATH)")
+		headless    = fs.Bool("headless", false, "start the browser without a window (approvals then need the page some other way)")
+		noSandbox   = fs.Bool("no-sandbox", false, "start the browser with --no-sandbox (needed as root in most containers)")
+		verbose     = fs.Bool("v", false, "log what the facade does, and the browser's output, to stderr")
+	)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	fail := func(code int, format string, a ...any) int {
+		fmt.Fprintf(stderr, "pling-mcp: "+format+"\n", a...)
+		return code
+	}
+	switch {
+	case fs.NArg() > 0:
+		return fail(2, "unexpected arguments %q (see -h)", fs.Args())
+	case *pageURL == "" && *devtools == "":
+		fs.Usage()
+		return fail(2, "-url or -devtools is required")
+	case *poll < 0 || *timeout <= 0 || *enumLimit < 0:
+		return fail(2, "-poll, -timeout and -record-enum must not be negative")
+	}
+	if *httpAddr != "" && !*allowRemote {
+		if err := CheckLoopback(*httpAddr); err != nil {
+			return fail(2, "%v (add -allow-non-loopback to serve it anyway)", err)
+		}
+	}
+
+	level := slog.LevelWarn
+	var browserOut io.Writer
+	if *verbose {
+		level, browserOut = slog.LevelInfo, stderr
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	var fac atomic.Pointer[Facade]
+	startCtx, cancelStart := context.WithTimeout(ctx, time.Minute)
+	page, err := OpenPage(startCtx, PageOptions{
+		URL: *pageURL, DevTools: *devtools, ExecPath: *execPath, Headless: *headless, NoSandbox: *noSandbox,
+		App:           *app,
+		BrowserOutput: browserOut,
+		OnNavigated: func() {
+			if f := fac.Load(); f != nil {
+				f.Kick() // the new document may offer something else
+			}
+		},
+		Logf: func(format string, a ...any) { logger.Debug(fmt.Sprintf(format, a...)) },
+	})
+	cancelStart()
+	if err != nil {
+		return fail(1, "%v", err)
+	}
+	defer page.Close()
+
+	pollEvery := *poll
+	if pollEvery == 0 {
+		pollEvery = -1 // Options: negative means no polling
+	}
+	enum := *enumLimit
+	if enum == 0 {
+		enum = -1
+	}
+	f := New(client.New(page, client.Options{App: *app, Timeout: *timeout}), Options{
+		PollInterval:    pollEvery,
+		RecordEnumLimit: enum,
+		Logger:          logger,
+	})
+	fac.Store(f)
+	if err := firstSync(ctx, f); err != nil {
+		logger.Warn("serving before the page's capabilities could be read; tools appear when they can", "err", err)
+	}
+
+	// The server stops with ctx, and when the page's tab or browser goes.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-page.Done():
+			logger.Warn("the page's browser or tab is gone; stopping")
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	go f.Run(ctx)
+
+	if *httpAddr != "" {
+		err = serveHTTP(ctx, f, *httpAddr, stderr)
+	} else {
+		err = f.Server().Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}})
+	}
+	if err != nil && ctx.Err() == nil {
+		return fail(1, "%v", err)
+	}
+	return 0
+}
+
+// firstSync reads the capabilities before serving, trying again while the
+// page cannot answer yet (it is still loading its surface, say). An answer,
+// even a refusal, ends the wait.
+func firstSync(ctx context.Context, f *Facade) error {
+	ctx, cancel := context.WithTimeout(ctx, startupSync)
+	defer cancel()
+	for {
+		err := f.Sync(ctx)
+		var perr *client.ProtocolError
+		if err == nil || errors.As(err, &perr) || (errors.Is(err, client.ErrClosed) && !errors.Is(err, client.ErrNavigated)) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+func serveHTTP(ctx context.Context, f *Facade, addr string, stderr io.Writer) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: f.HTTPHandler(), ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(stderr, "pling-mcp: serving MCP on http://%s/\n", ln.Addr())
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

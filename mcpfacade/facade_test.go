@@ -1,0 +1,749 @@
+package mcpfacade_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"pling.dev/agent/client"
+	"pling.dev/agent/mcpfacade"
+	"pling.dev/agent/surface"
+	"pling.dev/agent/surface/surfacetest"
+)
+
+// wait bounds every wait for something that must happen. It is generous:
+// the machine is shared, and the tests assert behaviour, never speed.
+const wait = 30 * time.Second
+
+// fixture is the orders page behind a real kernel, reached through the Go
+// client over client.KernelTransport, served by a facade, and a go-sdk MCP
+// client connected to it in process.
+type fixture struct {
+	page  *surfacetest.Page
+	clock *surfacetest.Clock
+	sess  atomic.Pointer[surface.Session]
+	surf  *surface.Surface
+	fac   *mcpfacade.Facade
+	cs    *mcp.ClientSession
+
+	mu          sync.Mutex
+	listChanged int
+	changed     chan struct{} // one value per tools/list_changed
+}
+
+type fixtureOptions struct {
+	records   int
+	rateLimit *surface.RateLimitOptions
+	transport func(s *surface.Surface) client.Transport // default KernelTransport
+	run       bool                                      // run the facade's loop (no polling)
+	enumLimit int
+}
+
+func newFixture(t *testing.T, o fixtureOptions) *fixture {
+	t.Helper()
+	if o.records == 0 {
+		o.records = 3
+	}
+	f := &fixture{page: surfacetest.Orders(o.records), clock: surfacetest.NewClock(), changed: make(chan struct{}, 64)}
+	f.grant(t, "update_note@order", "approve@order", "orders.search", "orders.fail")
+	s, err := surface.New(surface.Options{
+		Registry: f.page, Execute: f.page, Now: f.clock.Now, App: "orders",
+		Session:   func(context.Context) (*surface.Session, error) { return f.sess.Load(), nil },
+		Replay:    &surface.ReplayOptions{},
+		RateLimit: o.rateLimit,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.surf = s
+	tr := client.KernelTransport(s)
+	if o.transport != nil {
+		tr = o.transport(s)
+	}
+	c := client.New(tr, client.Options{App: "orders", Backoff: func(int) time.Duration { return 0 }})
+	f.fac = mcpfacade.New(c, mcpfacade.Options{PollInterval: -1, RecordEnumLimit: o.enumLimit})
+
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	if err := f.fac.Sync(ctx); err != nil && o.transport == nil {
+		t.Fatalf("first sync: %v", err)
+	}
+	if o.run {
+		done := make(chan struct{})
+		go func() { f.fac.Run(ctx); close(done) }()
+		t.Cleanup(func() { cancel(); <-done })
+	}
+
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := f.fac.Server().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	mc := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			f.mu.Lock()
+			f.listChanged++
+			f.mu.Unlock()
+			f.changed <- struct{}{}
+		},
+	})
+	cs, err := mc.Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	f.cs = cs
+	return f
+}
+
+// grant replaces the session with one for scope.
+func (f *fixture) grant(t *testing.T, scope ...string) {
+	t.Helper()
+	f.sess.Store(&surface.Session{
+		AgentID: "agent-1", SessionID: "sess-1", UserID: "user-1",
+		ExpiresAt: f.clock.Now().Add(time.Hour), Scope: scope,
+	})
+}
+
+func (f *fixture) revoke() {
+	s := *f.sess.Load()
+	s.RevokedAt = f.clock.Now()
+	f.sess.Store(&s)
+}
+
+func (f *fixture) notifications() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.listChanged
+}
+
+// waitListChanged waits for the next tools/list_changed.
+func (f *fixture) waitListChanged(t *testing.T) {
+	t.Helper()
+	select {
+	case <-f.changed:
+	case <-time.After(wait):
+		t.Fatal("no tools/list_changed")
+	}
+}
+
+func (f *fixture) tools(t *testing.T) map[string]*mcp.Tool {
+	t.Helper()
+	res, err := f.cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]*mcp.Tool{}
+	for _, tl := range res.Tools {
+		m[tl.Name] = tl
+	}
+	return m
+}
+
+func names(m map[string]*mcp.Tool) []string {
+	var out []string
+	for n := range m {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (f *fixture) call(t *testing.T, name string, args any) (*mcp.CallToolResult, error) {
+	t.Helper()
+	return f.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+}
+
+// structured decodes a result's structured content.
+func structured(t *testing.T, r *mcp.CallToolResult) map[string]any {
+	t.Helper()
+	b, err := json.Marshal(r.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("structured content %s: %v", b, err)
+	}
+	return m
+}
+
+func text(r *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range r.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// wireError returns the JSON-RPC error of a failed call and its data.
+func wireError(t *testing.T, err error) (*jsonrpc.Error, map[string]any) {
+	t.Helper()
+	var we *jsonrpc.Error
+	if !errors.As(err, &we) {
+		t.Fatalf("error %v (%T) is not a JSON-RPC error", err, err)
+	}
+	var data map[string]any
+	if len(we.Data) > 0 {
+		if err := json.Unmarshal(we.Data, &data); err != nil {
+			t.Fatalf("error data %s: %v", we.Data, err)
+		}
+	}
+	return we, data
+}
+
+func TestListTools(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	tools := f.tools(t)
+	// The session's scope, as describe reports it, and the context tool.
+	want := []string{"approve_order", "orders.fail", "orders.search", mcpfacade.ContextToolName, "update_note_order"}
+	if got := names(tools); !slices.Equal(got, want) {
+		t.Fatalf("tools %v, want %v", got, want)
+	}
+
+	schema := func(t *testing.T, tl *mcp.Tool) map[string]any {
+		b, _ := json.Marshal(tl.InputSchema)
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	tests := []struct {
+		tool       string
+		capability string
+		readOnly   bool
+		destroy    any // destructiveHint: nil (unset), true or false
+		inDesc     []string
+		check      func(t *testing.T, s map[string]any)
+	}{
+		{tool: "orders.search", capability: "orders.search", readOnly: true, inDesc: []string{"Search orders", "Changes no data"},
+			check: func(t *testing.T, s map[string]any) {
+				if _, has := s["required"]; has {
+					t.Errorf("a capability without a record gained required members: %v", s)
+				}
+			}},
+		{tool: "update_note_order", capability: "update_note@order", destroy: false,
+			inDesc: []string{"Change an order's note", `named by "record"`, "may ask a person to approve"},
+			check: func(t *testing.T, s map[string]any) {
+				if got := fmt.Sprint(s["required"]); got != "[record note]" {
+					t.Errorf("required %s, want [record note]", got)
+				}
+				rec, _ := s["properties"].(map[string]any)["record"].(map[string]any)
+				if got := fmt.Sprint(rec["enum"]); got != "[SO-1001 SO-1002 SO-1003]" {
+					t.Errorf("record enum %s, want the three orders", got)
+				}
+				if s["additionalProperties"] != false {
+					t.Errorf("the page's additionalProperties: false was lost: %v", s)
+				}
+			}},
+		{tool: "approve_order", capability: "approve@order", destroy: false, inDesc: []string{"Approve an order", "approval in the page every time"}},
+		{tool: "orders.fail", capability: "orders.fail", destroy: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.tool, func(t *testing.T) {
+			tl := tools[tt.tool]
+			if tl == nil {
+				t.Fatal("missing")
+			}
+			if tl.Meta[mcpfacade.MetaCapability] != tt.capability || tl.Title != tt.capability {
+				t.Errorf("meta %v title %q, want capability %q", tl.Meta, tl.Title, tt.capability)
+			}
+			a := tl.Annotations
+			if a == nil || a.ReadOnlyHint != tt.readOnly {
+				t.Fatalf("annotations %+v, want readOnlyHint %v", a, tt.readOnly)
+			}
+			var destroy any
+			if a.DestructiveHint != nil {
+				destroy = *a.DestructiveHint
+			}
+			if destroy != tt.destroy {
+				t.Errorf("destructiveHint %v, want %v", destroy, tt.destroy)
+			}
+			for _, s := range tt.inDesc {
+				if !strings.Contains(tl.Description, s) {
+					t.Errorf("description %q lacks %q", tl.Description, s)
+				}
+			}
+			if tt.check != nil {
+				tt.check(t, schema(t, tl))
+			}
+		})
+	}
+	t.Run(mcpfacade.ContextToolName, func(t *testing.T) {
+		tl := tools[mcpfacade.ContextToolName]
+		if tl.Annotations == nil || !tl.Annotations.ReadOnlyHint {
+			t.Errorf("the context tool is not read-only: %+v", tl.Annotations)
+		}
+	})
+}
+
+// Past the enum limit the record parameter says where ids are, instead.
+func TestRecordParameterWithoutEnum(t *testing.T) {
+	f := newFixture(t, fixtureOptions{records: 30})
+	tl := f.tools(t)["update_note_order"]
+	b, _ := json.Marshal(tl.InputSchema)
+	var s struct {
+		Properties map[string]map[string]any `json:"properties"`
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	rec := s.Properties["record"]
+	if _, has := rec["enum"]; has {
+		t.Errorf("30 records listed as an enum: %v", rec)
+	}
+	desc, _ := rec["description"].(string)
+	for _, want := range []string{"30 can be named", mcpfacade.ContextToolName, mcpfacade.ContextURI, "recordIds"} {
+		if !strings.Contains(desc, want) {
+			t.Errorf("record description %q lacks %q", desc, want)
+		}
+	}
+}
+
+func TestCall(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	tests := []struct {
+		name    string
+		tool    string
+		args    map[string]any
+		isError bool
+		check   func(t *testing.T, s map[string]any, text string)
+	}{
+		{name: "success with after", tool: "update_note_order", args: map[string]any{"record": "SO-1002", "note": "Call Friday"},
+			check: func(t *testing.T, s map[string]any, text string) {
+				if got := fmt.Sprint(s["result"]); got != "map[title:Note updated]" {
+					t.Errorf("result %s", got)
+				}
+				after, _ := s["after"].(map[string]any)
+				recs, _ := after["records"].([]any)
+				if len(recs) != 1 || fmt.Sprint(recs[0]) != "map[fields:map[note:Call Friday] id:SO-1002]" {
+					t.Errorf("after %v", s["after"])
+				}
+				if s["requestId"] == "" || !strings.HasPrefix(text, "Done.") {
+					t.Errorf("requestId %v text %q", s["requestId"], text)
+				}
+				if got := f.page.Record("SO-1002").Fields["note"]; got != "Call Friday" {
+					t.Errorf("the page's note is %q", got)
+				}
+			}},
+		{name: "business failure", tool: "update_note_order", args: map[string]any{"record": "SO-1003", "note": "x"}, isError: true,
+			check: func(t *testing.T, s map[string]any, text string) {
+				if s["code"] != "ACTION_UNAVAILABLE" || s["message"] != "order is locked" {
+					t.Errorf("structured %v, want the page's code and message", s)
+				}
+				if !strings.Contains(text, "ACTION_UNAVAILABLE") {
+					t.Errorf("text %q", text)
+				}
+			}},
+		{name: "approval pending", tool: "approve_order", args: map[string]any{"record": "SO-1001"},
+			check: func(t *testing.T, s map[string]any, text string) {
+				if s["approval"] != "pending" {
+					t.Errorf("structured %v, want approval pending", s)
+				}
+				if !strings.Contains(text, "Not done yet") || !strings.Contains(text, "approve") {
+					t.Errorf("text %q does not say plainly that it waits for a person", text)
+				}
+			}},
+		{name: "read", tool: "orders.search", args: map[string]any{"query": "acme"},
+			check: func(t *testing.T, s map[string]any, text string) {
+				if fmt.Sprint(s["result"]) != "map[title:Search applied]" {
+					t.Errorf("structured %v", s)
+				}
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := f.call(t, tt.tool, tt.args)
+			if err != nil {
+				t.Fatalf("call: %v", err)
+			}
+			if r.IsError != tt.isError {
+				t.Fatalf("isError %v, want %v: %s", r.IsError, tt.isError, text(r))
+			}
+			tt.check(t, structured(t, r), text(r))
+		})
+	}
+}
+
+func TestProtocolErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		opts    fixtureOptions
+		prepare func(t *testing.T, f *fixture)
+		tool    string
+		args    map[string]any
+		rpcCode int64
+		code    surface.Code
+		check   func(t *testing.T, data map[string]any)
+	}{
+		{name: "revoked session", prepare: func(t *testing.T, f *fixture) { f.revoke() },
+			tool: "update_note_order", args: map[string]any{"record": "SO-1002", "note": "x"},
+			rpcCode: mcpfacade.CodeSurfaceRefused, code: surface.CodeSessionRevoked},
+		{name: "expired session", prepare: func(t *testing.T, f *fixture) { f.clock.Advance(2 * time.Hour) },
+			tool: "orders.search", args: map[string]any{"query": "x"},
+			rpcCode: mcpfacade.CodeSurfaceRefused, code: surface.CodeSessionExpired},
+		{name: "scope narrowed after the list was read", prepare: func(t *testing.T, f *fixture) { f.grant(t, "orders.search") },
+			tool: "update_note_order", args: map[string]any{"record": "SO-1002", "note": "x"},
+			rpcCode: mcpfacade.CodeSurfaceRefused, code: surface.CodeCapabilityNotExposed},
+		{name: "input fails the schema",
+			tool: "update_note_order", args: map[string]any{"record": "SO-1002", "note": 7},
+			rpcCode: jsonrpc.CodeInvalidParams, code: surface.CodeInvalidRequest,
+			check: func(t *testing.T, data map[string]any) {
+				if v, _ := data["violations"].([]any); len(v) == 0 {
+					t.Errorf("no violations in %v", data)
+				}
+			}},
+		{name: "rate limited", opts: fixtureOptions{rateLimit: &surface.RateLimitOptions{MaxRequests: 2, Window: time.Minute}},
+			prepare: func(t *testing.T, f *fixture) {
+				// The first sync was one request; this is the second.
+				if _, err := f.call(t, "orders.search", map[string]any{"query": "a"}); err != nil {
+					t.Fatal(err)
+				}
+			},
+			tool: "orders.search", args: map[string]any{"query": "b"},
+			rpcCode: mcpfacade.CodeSurfaceRefused, code: surface.CodeRateLimited,
+			check: func(t *testing.T, data map[string]any) {
+				if ms, _ := data["retryAfterMs"].(float64); ms <= 0 {
+					t.Errorf("retryAfterMs %v in %v", data["retryAfterMs"], data)
+				}
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, tt.opts)
+			calls := len(f.page.Calls())
+			if tt.prepare != nil {
+				tt.prepare(t, f)
+				calls = len(f.page.Calls())
+			}
+			r, err := f.call(t, tt.tool, tt.args)
+			if err == nil {
+				t.Fatalf("call succeeded: isError %v %s", r.IsError, text(r))
+			}
+			we, data := wireError(t, err)
+			if we.Code != tt.rpcCode || data["code"] != string(tt.code) {
+				t.Fatalf("JSON-RPC error %d %q data %v, want %d with code %s", we.Code, we.Message, data, tt.rpcCode, tt.code)
+			}
+			if id, _ := data["requestId"].(string); id == "" {
+				t.Errorf("no requestId in %v", data)
+			}
+			if tt.check != nil {
+				tt.check(t, data)
+			}
+			if n := len(f.page.Calls()); n != calls {
+				t.Errorf("the executor ran on a protocol failure (%d calls, want %d)", n, calls)
+			}
+		})
+	}
+}
+
+// A revoked session leaves nothing listed but the context tool, and the
+// client is told.
+func TestRevocationRemovesTools(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	f.revoke()
+	err := f.fac.Sync(context.Background())
+	if !errors.Is(err, surface.ErrSessionRevoked) {
+		t.Fatalf("sync after revocation: %v", err)
+	}
+	f.waitListChanged(t)
+	if got := names(f.tools(t)); !slices.Equal(got, []string{mcpfacade.ContextToolName}) {
+		t.Errorf("tools after revocation %v", got)
+	}
+	// A new grant brings them back.
+	f.grant(t, "orders.search")
+	if err := f.fac.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	f.waitListChanged(t)
+	if got := names(f.tools(t)); !slices.Equal(got, []string{"orders.search", mcpfacade.ContextToolName}) {
+		t.Errorf("tools after a new grant %v", got)
+	}
+}
+
+func TestListChangedAfterScopeChange(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	ctx := context.Background()
+	// Nothing changed: a sync must not announce anything. Notifications
+	// arrive in order, so one sent now would be counted before the next.
+	if err := f.fac.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.grant(t, "orders.search", "update_note@order")
+	if err := f.fac.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.waitListChanged(t)
+	if n := f.notifications(); n != 1 {
+		t.Errorf("%d list_changed notifications, want 1 (a sync without a change announced one)", n)
+	}
+	want := []string{"orders.search", mcpfacade.ContextToolName, "update_note_order"}
+	if got := names(f.tools(t)); !slices.Equal(got, want) {
+		t.Errorf("tools %v, want %v", got, want)
+	}
+	// A change of what a template reaches changes its tool too.
+	f.page.Lock(func(p *surfacetest.Page) { p.Records = p.Records[:2] })
+	if err := f.fac.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.waitListChanged(t)
+	b, _ := json.Marshal(f.tools(t)["update_note_order"].InputSchema)
+	if !strings.Contains(string(b), `"enum":["SO-1001","SO-1002"]`) {
+		t.Errorf("the record enum did not follow the page: %s", b)
+	}
+}
+
+// Another caller of the same session (the page's own console, say) reads
+// the list between two syncs. The surface then answers that caller's
+// "changed" question, and a facade that relied on it would miss the change.
+func TestListChangedSeenDespiteAnotherCaller(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	other := client.New(client.KernelTransport(f.surf), client.Options{})
+	ctx := context.Background()
+	if _, _, err := other.SyncCapabilities(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.grant(t, "orders.search")
+	if _, changed, err := other.SyncCapabilities(ctx); err != nil || !changed {
+		t.Fatalf("the other caller: changed %v err %v", changed, err)
+	}
+	if err := f.fac.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.waitListChanged(t)
+	if got := names(f.tools(t)); !slices.Equal(got, []string{"orders.search", mcpfacade.ContextToolName}) {
+		t.Errorf("tools %v", got)
+	}
+}
+
+// With the facade's loop running, a call that changes what the page offers
+// is followed by list_changed without anything else happening.
+func TestCallIsFollowedBySync(t *testing.T) {
+	f := newFixture(t, fixtureOptions{run: true})
+	f.page.Lock(func(p *surfacetest.Page) {
+		p.Actions = append(p.Actions, surface.Action{ID: "orders.archive", Effect: "destructive",
+			InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false}`)})
+		p.Handlers["orders.archive"] = func(p *surfacetest.Page, _ surface.Call) (json.RawMessage, error) {
+			p.Records = p.Records[1:]
+			return json.RawMessage(`{"title":"Archived one"}`), nil
+		}
+	})
+	f.grant(t, "orders.search", "update_note@order", "orders.archive")
+	if err := f.fac.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	f.waitListChanged(t)
+	tl := f.tools(t)["orders.archive"]
+	if tl == nil || tl.Annotations.DestructiveHint == nil || !*tl.Annotations.DestructiveHint {
+		t.Fatalf("orders.archive: %+v", tl)
+	}
+	before := f.notifications()
+	r, err := f.call(t, "orders.archive", map[string]any{})
+	if err != nil || r.IsError {
+		t.Fatalf("archive: %v %v", err, r)
+	}
+	f.waitListChanged(t)
+	if f.notifications() <= before {
+		t.Fatal("no list_changed after the call")
+	}
+	b, _ := json.Marshal(f.tools(t)["update_note_order"].InputSchema)
+	if strings.Contains(string(b), "SO-1001") {
+		t.Errorf("the archived order is still offered: %s", b)
+	}
+}
+
+func TestContext(t *testing.T) {
+	f := newFixture(t, fixtureOptions{records: 12})
+	ctx := context.Background()
+	type view struct {
+		App     string          `json:"app"`
+		Context surface.Context `json:"context"`
+	}
+	decode := func(t *testing.T, s any) view {
+		b, _ := json.Marshal(s)
+		var v view
+		if err := json.Unmarshal(b, &v); err != nil {
+			t.Fatalf("%s: %v", b, err)
+		}
+		return v
+	}
+	ids := func(rs []surface.RecordView) []string {
+		var out []string
+		for _, r := range rs {
+			out = append(out, r.ID)
+		}
+		return out
+	}
+	t.Run("tool", func(t *testing.T) {
+		tests := []struct {
+			args map[string]any
+			want []string
+		}{
+			{args: map[string]any{}, want: []string{"SO-1001", "SO-1002", "SO-1003", "SO-1004", "SO-1005", "SO-1006", "SO-1007", "SO-1008"}},
+			{args: map[string]any{"offset": 10, "limit": 5}, want: []string{"SO-1011", "SO-1012"}},
+			{args: map[string]any{"record": "SO-1003"}, want: []string{"SO-1003"}},
+			{args: map[string]any{"record": []string{"SO-1012", "SO-1001"}}, want: []string{"SO-1012", "SO-1001"}},
+		}
+		for _, tt := range tests {
+			t.Run(fmt.Sprint(tt.args), func(t *testing.T) {
+				r, err := f.call(t, mcpfacade.ContextToolName, tt.args)
+				if err != nil || r.IsError {
+					t.Fatalf("%v %v", err, r)
+				}
+				v := decode(t, r.StructuredContent)
+				if got := ids(v.Context.Records); !slices.Equal(got, tt.want) {
+					t.Errorf("records %v, want %v", got, tt.want)
+				}
+				if v.App != "orders" || v.Context.RecordIDsTotal != 12 || len(v.Context.RecordIDs) != 12 {
+					t.Errorf("app %q recordIds %d of %d", v.App, len(v.Context.RecordIDs), v.Context.RecordIDsTotal)
+				}
+			})
+		}
+	})
+	t.Run("resource", func(t *testing.T) {
+		res, err := f.cs.ListResources(ctx, nil)
+		if err != nil || len(res.Resources) != 1 || res.Resources[0].URI != mcpfacade.ContextURI {
+			t.Fatalf("resources %v %v", res, err)
+		}
+		rr, err := f.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: mcpfacade.ContextURI})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rr.Contents) != 1 || rr.Contents[0].MIMEType != "application/json" {
+			t.Fatalf("contents %+v", rr.Contents)
+		}
+		var v view
+		if err := json.Unmarshal([]byte(rr.Contents[0].Text), &v); err != nil {
+			t.Fatal(err)
+		}
+		if v.Context.Route != "/orders" || len(v.Context.Records) != surface.DefaultRecordLimit || v.Context.RecordsTotal != 12 {
+			t.Errorf("context %+v", v.Context)
+		}
+	})
+	t.Run("arguments the facade cannot read", func(t *testing.T) {
+		_, err := f.call(t, mcpfacade.ContextToolName, map[string]any{"bogus": 1})
+		we, data := wireError(t, err)
+		if we.Code != jsonrpc.CodeInvalidParams || data["code"] != mcpfacade.InvalidArguments {
+			t.Errorf("%d %v", we.Code, data)
+		}
+	})
+	t.Run("arguments the surface refuses", func(t *testing.T) {
+		_, err := f.call(t, mcpfacade.ContextToolName, map[string]any{"record": "SO-1001", "offset": 1})
+		we, data := wireError(t, err)
+		if we.Code != jsonrpc.CodeInvalidParams || data["code"] != string(surface.CodeInvalidRequest) {
+			t.Errorf("%d %v", we.Code, data)
+		}
+	})
+	t.Run("revoked", func(t *testing.T) {
+		f.revoke()
+		_, err := f.call(t, mcpfacade.ContextToolName, map[string]any{})
+		_, data := wireError(t, err)
+		if data["code"] != string(surface.CodeSessionRevoked) {
+			t.Errorf("%v", data)
+		}
+		_, err = f.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: mcpfacade.ContextURI})
+		_, data = wireError(t, err)
+		if data["code"] != string(surface.CodeSessionRevoked) {
+			t.Errorf("resource: %v", data)
+		}
+	})
+}
+
+// When no answer comes back, an invoke's outcome is unknown and the tool
+// result says so; a read that got no answer is an error.
+func TestNoAnswer(t *testing.T) {
+	var lose atomic.Bool
+	f := newFixture(t, fixtureOptions{transport: func(s *surface.Surface) client.Transport {
+		return client.TransportFunc(func(ctx context.Context, req []byte) ([]byte, error) {
+			reply := s.HandleJSON(ctx, req)
+			if lose.Load() {
+				return nil, errors.New("reply lost")
+			}
+			return reply, nil
+		})
+	}})
+	lose.Store(true)
+	r, err := f.call(t, "update_note_order", map[string]any{"record": "SO-1002", "note": "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := structured(t, r)
+	if !r.IsError || s["code"] != mcpfacade.OutcomeUnknown || !strings.Contains(text(r), "not known whether") {
+		t.Errorf("isError %v structured %v text %q", r.IsError, s, text(r))
+	}
+	if got := f.page.Record("SO-1002").Fields["note"]; got != "x" {
+		t.Errorf("the page did run it (note %q): the test relies on that", got)
+	}
+	_, err = f.call(t, mcpfacade.ContextToolName, map[string]any{})
+	we, data := wireError(t, err)
+	if we.Code != mcpfacade.CodePageUnreachable || data["code"] != mcpfacade.PageUnreachable {
+		t.Errorf("%d %v", we.Code, data)
+	}
+}
+
+// Polling alone brings a change made in the page to the client.
+func TestPolling(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	poller := mcpfacade.New(client.New(client.KernelTransport(f.surf), client.Options{}), mcpfacade.Options{PollInterval: 20 * time.Millisecond})
+	st, ct := mcp.NewInMemoryTransports()
+	if _, err := poller.Server().Connect(ctx, st, nil); err != nil {
+		t.Fatal(err)
+	}
+	changed := make(chan struct{}, 64)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "poll", Version: "0"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	}).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { poller.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done; cs.Close() }()
+
+	listed := func() []string {
+		res, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, tl := range res.Tools {
+			out = append(out, tl.Name)
+		}
+		slices.Sort(out)
+		return out
+	}
+	waitFor := func(want []string) {
+		t.Helper()
+		deadline := time.After(wait)
+		for {
+			select {
+			case <-changed:
+				if got := listed(); slices.Equal(got, want) {
+					return
+				}
+			case <-deadline:
+				t.Fatalf("tools %v, want %v", listed(), want)
+			}
+		}
+	}
+	waitFor([]string{"approve_order", "orders.fail", "orders.search", mcpfacade.ContextToolName, "update_note_order"})
+	f.grant(t, "orders.search")
+	waitFor([]string{"orders.search", mcpfacade.ContextToolName})
+	f.revoke()
+	waitFor([]string{mcpfacade.ContextToolName})
+}
