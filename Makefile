@@ -26,9 +26,20 @@ site:
 	cp "$(GOROOT)/lib/wasm/wasm_exec.js" $(SITE)/pling/wasm_exec.js
 	GOOS=js GOARCH=wasm $(GO) build $(WASMFLAGS) -o $(SITE)/pling/surface.wasm ./wasm
 
+.PHONY: extension test-client
+
+## extension: the unpacked Manifest V3 extension in build/extension, with the
+## client library in it (a module for its pages, a classic script for its
+## content script). Load it at chrome://extensions; see extension/README.md.
+extension:
+	rm -rf $(BUILD)/extension && mkdir -p $(BUILD)/extension
+	cp extension/manifest.json extension/*.js extension/*.html extension/*.css $(BUILD)/extension/
+	cp js/client/pling-client.js js/client/pling-client.d.ts $(BUILD)/extension/
+	node js/client/classic.mjs js/client/pling-client.js > $(BUILD)/extension/pling-client.classic.js
+
 ## test: every test that exists: native (the wasip1 build under wazero included),
 ## GOOS=js under Node, and headless Chromium.
-test: test-native test-js test-e2e
+test: test-native test-js test-client test-e2e
 
 test-native:
 	$(GO) test -race -count=1 $(PKGS_NATIVE)
@@ -36,11 +47,15 @@ test-native:
 test-js:
 	GOOS=js GOARCH=wasm $(GO) test -count=1 -exec="$(GOROOT)/lib/wasm/go_js_wasm_exec" ./hostbridge/... ./wasm/...
 
+## test-client: the client library's unit tests, with Node's own runner.
+test-client:
+	node --test js/client/
+
 ## chromium: install Debian's Chromium when it is missing (never a downloaded browser).
 chromium:
 	@command -v chromium >/dev/null 2>&1 || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
 
-test-e2e: site chromium
+test-e2e: site extension chromium
 	$(GO) test -count=1 ./e2e/...
 
 ## check: formatting, vet and cross-builds for every target the project runs on.

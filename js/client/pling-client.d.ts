@@ -1,0 +1,322 @@
+// Type declarations for pling-client.js (the caller's side of pling.surface/0.1).
+
+export declare const SURFACE_PROTOCOL: "pling.surface/0.1";
+
+/** Codes of the errors the client itself raises. They are never a surface's codes. */
+export declare const ClientErrorCode: Readonly<{
+  /** No reply in time, after every allowed attempt. */
+  TIMEOUT: "TIMEOUT";
+  /** The page navigated away or was unloaded (pagehide). */
+  NAVIGATED: "NAVIGATED";
+  /** The surface closed the private channel, or close() was called. */
+  CLOSED: "CLOSED";
+  /** The page refused the private channel (its authenticate said no). */
+  REFUSED: "REFUSED";
+  /** Nothing answered a connect or discover in time. */
+  NO_SURFACE: "NO_SURFACE";
+  /** The caller's AbortSignal fired. */
+  ABORTED: "ABORTED";
+  /** A call the client will not send (bad arguments, not JSON, unknown option). */
+  INVALID_ARGUMENT: "INVALID_ARGUMENT";
+  /** A folded template was called without a record id. */
+  RECORD_REQUIRED: "RECORD_REQUIRED";
+  /** The record id is not among the complete recordIds of the description. */
+  RECORD_NOT_REFERENCEABLE: "RECORD_NOT_REFERENCEABLE";
+  /** A request id was offered for another intent than the one it was used for. */
+  ID_REUSED: "ID_REUSED";
+  /** page() or records() got a protocol failure; see SurfaceClientError.outcome. */
+  PROTOCOL_FAILURE: "PROTOCOL_FAILURE";
+  /** No window, no crypto, or a page with an opaque origin. */
+  UNSUPPORTED_ENVIRONMENT: "UNSUPPORTED_ENVIRONMENT";
+}>;
+export type ClientErrorCode = (typeof ClientErrorCode)[keyof typeof ClientErrorCode];
+
+/** Codes the client puts on outcomes it classified conservatively. */
+export declare const OutcomeCode: Readonly<{
+  /** protocol-error: the reply does not follow the protocol (ok not boolean, wrong version, no code). */
+  MALFORMED_RESPONSE: "MALFORMED_RESPONSE";
+  /** business-error: result.approval.status is "denied". */
+  APPROVAL_DENIED: "APPROVAL_DENIED";
+  /** business-error: an approval status the client does not know. Never a grant. */
+  APPROVAL_STATUS_UNKNOWN: "APPROVAL_STATUS_UNKNOWN";
+  /** business-error: result.error without a usable code. */
+  BUSINESS_ERROR: "BUSINESS_ERROR";
+}>;
+
+/** The protocol error codes of pling.surface/0.1, plus any code a newer surface may send. */
+export type SurfaceErrorCode =
+  | "INVALID_REQUEST"
+  | "PROTOCOL_VERSION_UNSUPPORTED"
+  | "METHOD_NOT_SUPPORTED"
+  | "CAPABILITY_NOT_EXPOSED"
+  | "RATE_LIMITED"
+  | "RATE_LIMIT_UNAVAILABLE"
+  | "REPLAY_DETECTED"
+  | "REPLAY_GUARD_UNAVAILABLE"
+  | "SESSION_REQUIRED"
+  | "SESSION_INVALID"
+  | "SESSION_EXPIRED"
+  | "SESSION_REVOKED"
+  | "INTERNAL_ERROR"
+  | "MALFORMED_RESPONSE"
+  | (string & {});
+
+export interface Violation {
+  instancePath: string;
+  keyword: string;
+  message: string;
+}
+
+export interface CapabilityRecord {
+  /** The input member that names the target record. */
+  param: string;
+  total: number;
+  offscreen?: number;
+}
+
+export interface Capability {
+  id: string;
+  description?: string;
+  inputSchema?: Record<string, unknown>;
+  effect?: "read" | "write" | "destructive" | (string & {});
+  approval?: "none" | "ask" | "always" | (string & {});
+  fidelity?: string;
+  source?: string;
+  scopePath?: string[];
+  handoff?: string;
+  flowSteps?: string[];
+  offscreen?: boolean;
+  /** Present on a folded per-record template (`name@kind`). */
+  record?: CapabilityRecord;
+}
+
+export interface RecordView {
+  id: string;
+  kind?: string;
+  fields?: Record<string, unknown>;
+  offscreen?: boolean;
+}
+
+export interface Description {
+  protocol: "pling.surface/0.1";
+  app?: string;
+  capabilities: Capability[];
+  capabilitiesTotal?: number;
+  capabilitiesUnchanged?: boolean;
+  context: {
+    route?: string;
+    regions: { id: string; label?: string; description?: string }[];
+    regionsTotal?: number;
+    records: RecordView[];
+    recordIds: string[];
+    recordIdsTotal: number;
+    state: Record<string, unknown>;
+    stateTotal?: number;
+    feedback: { level?: string; message: string; record?: string }[];
+    unavailable: { id: string; reason?: string }[];
+    recordsTotal: number;
+    feedbackTotal: number;
+    unavailableTotal: number;
+  };
+}
+
+/** Observed changes after an invoke: increments, not a snapshot, not a proof of authority. */
+export interface Observation {
+  records?: { id: string; fields?: Record<string, unknown>; fieldsOmitted?: number; removed?: boolean }[];
+  recordsOmitted?: number;
+  state?: Record<string, unknown>;
+  stateOmitted?: number;
+}
+
+export interface ResponseEnvelope {
+  protocol: string;
+  id: string;
+  ok: boolean;
+  result?: unknown;
+  after?: Observation;
+  error?: { code: string; message: string; retryAfterMs?: number; violations?: Violation[] };
+}
+
+/** Where approval stands: "none" when the result reports none; "unknown" is never a grant. */
+export type ApprovalState = "none" | "pending" | "granted" | "denied" | "unknown";
+
+interface OutcomeBase {
+  /** The request id the reply answers. */
+  id: string;
+  approval: ApprovalState;
+  /** The raw response envelope. */
+  envelope: unknown;
+  /** How many times the request was posted (same id every time). */
+  attempts?: number;
+  /**
+   * Set when a retry was refused with REPLAY_DETECTED and the first
+   * attempt's own reply never came: the first attempt reached the surface.
+   */
+  effectUnknown?: boolean;
+}
+
+/**
+ * ok:true without result.error. For an invoke, check `approval`: "pending"
+ * means a person must still decide in the page.
+ */
+export interface SuccessOutcome extends OutcomeBase {
+  kind: "success";
+  ok: true;
+  result: unknown;
+  after?: Observation;
+  /** Set on a describe. */
+  description?: Description;
+  approval: "none" | "pending" | "granted";
+}
+
+/** ok:true with result.error, or an approval that was denied or is unknown. */
+export interface BusinessErrorOutcome extends OutcomeBase {
+  kind: "business-error";
+  ok: true;
+  result: unknown;
+  after?: Observation;
+  error: { code: string; message: string };
+}
+
+/** ok:false (or a reply the client cannot read): the exchange did not safely produce a business result. */
+export interface ProtocolErrorOutcome extends OutcomeBase {
+  kind: "protocol-error";
+  ok: false;
+  error: { code: SurfaceErrorCode; message: string; retryAfterMs?: number; violations?: Violation[] };
+  /** With RATE_LIMITED: how long to wait. */
+  retryAfterMs?: number;
+}
+
+export type Outcome = SuccessOutcome | BusinessErrorOutcome | ProtocolErrorOutcome;
+export type DescribeOutcome = (SuccessOutcome & { description: Description }) | ProtocolErrorOutcome;
+
+export interface InvokeRequest {
+  protocol: "pling.surface/0.1";
+  id: string;
+  method: "invoke";
+  capability: string;
+  input: Record<string, unknown>;
+}
+
+/** The one error type the client raises. */
+export declare class SurfaceClientError extends Error {
+  name: "SurfaceClientError";
+  code: ClientErrorCode;
+  /** True when an invoke was sent and no reply was read: it may have run. */
+  effectUnknown: boolean;
+  attempts: number;
+  /** The envelope that was sent; pass it to client.retry() for a transport retry. */
+  request?: InvokeRequest | { protocol: string; id: string; method: "describe"; input?: unknown };
+  /** With PROTOCOL_FAILURE: the outcome that caused it. */
+  outcome?: ProtocolErrorOutcome;
+  toJSON(): { name: string; code: ClientErrorCode; message: string; effectUnknown: boolean; attempts: number; requestId?: string };
+}
+
+/** The minimal window the client needs (the page's window in a content script). */
+export interface ClientWindow {
+  location: { origin: string };
+  postMessage(message: unknown, targetOrigin: string, transfer?: unknown[]): void;
+  addEventListener(type: string, listener: (event: any) => void): void;
+  removeEventListener(type: string, listener: (event: any) => void): void;
+}
+
+export interface ConnectOptions {
+  /** The application to talk to; several surfaces on one page are told apart by it. */
+  app?: string;
+  /**
+   * "window" (default without a credential): requests and replies on the
+   * window, visible to the page's own scripts; reaches whichever surface
+   * listens now. "port" (default with a credential): the page's private
+   * MessagePort channel; replies reach this client only. Where the browser
+   * fires MessagePort "close" events (Chromium 156 does not), the client
+   * ends with CLOSED when the page closes the channel; elsewhere calls on a
+   * closed channel end in TIMEOUT.
+   */
+  transport?: "port" | "window";
+  /** Handed to the page's authenticate on the private channel, posted once. Implies transport "port". */
+  credential?: unknown;
+  /** Default: globalThis.window. */
+  window?: ClientWindow;
+  /** Per-attempt timeout of describe. Default 10000. */
+  describeTimeoutMs?: number;
+  /** Per-attempt timeout of invoke. Default 35000 (more than the page's 30 s executor bound). */
+  invokeTimeoutMs?: number;
+  /** How long to wait for the page to accept the private channel. Default 5000. */
+  connectTimeoutMs?: number;
+  /** Default: globalThis.MessageChannel. */
+  MessageChannel?: new () => { port1: any; port2: any };
+}
+
+export interface CallOptions {
+  /** Per-attempt timeout in milliseconds. */
+  timeoutMs?: number;
+  /** Transport retries after a timeout, with the same id. describe: 1, invoke: 0. */
+  retries?: number;
+  signal?: AbortSignal;
+}
+
+export interface InvokeOptions extends CallOptions {
+  /**
+   * Reuse this request id: only for retrying the same intent (same
+   * capability and input), for example after a reconnect. Another intent
+   * with a used id fails with ID_REUSED.
+   */
+  id?: string;
+  /** The target record of a folded template; placed under the template's record parameter. */
+  record?: string;
+  /** The description to check the record against. Default: the client's last one. */
+  description?: Description;
+}
+
+export interface Page {
+  records: RecordView[];
+  recordsTotal: number;
+  offset: number;
+  limit: number;
+  /** The offset of the next window, or null after the last one. */
+  nextOffset: number | null;
+  description: Description;
+}
+
+export interface SurfaceClient {
+  /** The application this client talks to (undefined: whichever surface answers). */
+  readonly app: string | undefined;
+  readonly transport: "port" | "window";
+  readonly closed: boolean;
+  /** Resolves with the error that ended the client (NAVIGATED, or CLOSED after close() or a closed channel). */
+  readonly ended: Promise<SurfaceClientError>;
+  /** The last successful description, used to check record ids. */
+  readonly lastDescription: Description | undefined;
+  describe(
+    input?: { record?: string | string[]; offset?: number; limit?: number; capabilities?: "full" | "changed" },
+    options?: CallOptions,
+  ): Promise<DescribeOutcome>;
+  invoke(capability: string, input?: Record<string, unknown> | null, options?: InvokeOptions): Promise<Outcome>;
+  /** Sends an invoke again with the same id (error.request after a TIMEOUT). */
+  retry(request: InvokeRequest, options?: CallOptions): Promise<Outcome>;
+  page(options?: { offset?: number; limit?: number } & CallOptions): Promise<Page>;
+  records(options?: { offset?: number; limit?: number; max?: number } & CallOptions): AsyncGenerator<RecordView, void, undefined>;
+  /** Ends the client; calls still waiting fail with CLOSED. */
+  close(): void;
+}
+
+export declare function connect(options?: ConnectOptions): Promise<SurfaceClient>;
+
+/** Finds the surfaces of the page: one entry per application that answered. */
+export declare function discover(options?: {
+  window?: ClientWindow;
+  timeoutMs?: number;
+  settleMs?: number;
+}): Promise<ReadonlyArray<{ app: string | undefined; outcome: DescribeOutcome }>>;
+
+/** Classifies a response envelope as exactly one kind. */
+export declare function classify(envelope: unknown, method: "describe"): DescribeOutcome;
+export declare function classify(envelope: unknown, method?: "invoke"): Outcome;
+
+export declare function findCapability(description: Description | undefined, capabilityId: string): Capability | undefined;
+/** The record parameter of a folded template, or undefined for a plain capability. */
+export declare function recordParam(capability: Capability | undefined): string | undefined;
+/** true: listed; false: not listed and the list is complete; undefined: the list was cut short. */
+export declare function isReferenceable(description: Description | undefined, recordId: string): boolean | undefined;
+/** A fresh, unpredictable request id. */
+export declare function newRequestId(): string;

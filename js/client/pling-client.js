@@ -1,0 +1,768 @@
+// pling-client.js: the caller's side of pling.surface/0.1. It lets a browser
+// extension's content script (or any script running in the page's window)
+// describe the page's agent surface and invoke its capabilities.
+//
+//   import { connect } from "./pling-client.js";
+//   const client = await connect({ app: "orders" }); // or { app, transport: "port" }
+//   const d = await client.describe();
+//   const out = await client.invoke("update_note@order", { note: "Call Friday" }, { record: "SO-1002" });
+//   if (out.kind === "success") ... else if (out.kind === "business-error") ... else /* protocol-error */ ...
+//
+// No dependencies, no import.meta, one export statement at the end: a
+// classic-script build (globalThis.PlingClient) is generated from this file
+// by classic.mjs beside it. See README.md beside this file.
+
+const CHANNEL = "pling.surface";
+const SURFACE_PROTOCOL = "pling.surface/0.1";
+
+// Defaults. An invoke waits longer than the page runtime's own bound on its
+// executor (30 s), so a slow but healthy call is not reported as lost.
+const DEFAULT_DESCRIBE_TIMEOUT_MS = 10_000;
+const DEFAULT_INVOKE_TIMEOUT_MS = 35_000;
+const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+// A connect or discover message posted before the page listens is dropped
+// without an answer, so it is posted again at this interval until answered.
+const REPOST_INTERVAL_MS = 250;
+const DEFAULT_DISCOVER_SETTLE_MS = 200;
+const DEFAULT_PAGE_LIMIT = 20;
+// How many request ids a client remembers to refuse reusing one for another intent.
+const REMEMBERED_IDS = 1024;
+
+/** Codes of the errors the client itself raises (never a surface's codes). */
+const ClientErrorCode = Object.freeze({
+  TIMEOUT: "TIMEOUT", // no reply in time, after every allowed attempt
+  NAVIGATED: "NAVIGATED", // the page navigated away or was unloaded
+  CLOSED: "CLOSED", // the surface closed the channel, or the client was closed
+  REFUSED: "REFUSED", // the page refused the private channel
+  NO_SURFACE: "NO_SURFACE", // nothing answered a connect or discover
+  ABORTED: "ABORTED", // the caller's AbortSignal fired
+  INVALID_ARGUMENT: "INVALID_ARGUMENT", // a call the client will not send
+  RECORD_REQUIRED: "RECORD_REQUIRED", // a folded template called without a record id
+  RECORD_NOT_REFERENCEABLE: "RECORD_NOT_REFERENCEABLE", // the id is not among the recordIds described
+  ID_REUSED: "ID_REUSED", // a request id offered for a different intent
+  PROTOCOL_FAILURE: "PROTOCOL_FAILURE", // a helper that returns data got ok:false; see .outcome
+  UNSUPPORTED_ENVIRONMENT: "UNSUPPORTED_ENVIRONMENT", // no window, no crypto, an opaque origin
+});
+
+/** Codes the client puts on outcomes it had to classify conservatively. */
+const OutcomeCode = Object.freeze({
+  MALFORMED_RESPONSE: "MALFORMED_RESPONSE", // protocol-error: the reply does not follow the protocol
+  APPROVAL_DENIED: "APPROVAL_DENIED", // business-error: a person denied the approval
+  APPROVAL_STATUS_UNKNOWN: "APPROVAL_STATUS_UNKNOWN", // business-error: never read as a grant
+  BUSINESS_ERROR: "BUSINESS_ERROR", // business-error: result.error without a usable code
+});
+
+const hasOwn = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
+const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+const freeze = Object.freeze;
+
+/**
+ * The one error type the client raises. `code` is one of ClientErrorCode.
+ * `effectUnknown` is true when an invoke was sent and no reply was read: it
+ * may have run. `request` is the envelope that was sent, for `client.retry`.
+ */
+class SurfaceClientError extends Error {
+  constructor(code, message, details = {}) {
+    super(message);
+    this.name = "SurfaceClientError";
+    this.code = code;
+    this.effectUnknown = details.effectUnknown === true;
+    this.attempts = details.attempts || 0;
+    if (details.request !== undefined) this.request = details.request;
+    if (details.outcome !== undefined) this.outcome = details.outcome;
+  }
+
+  // Extension messaging and logs carry plain data, not Error objects.
+  toJSON() {
+    const out = { name: this.name, code: this.code, message: this.message, effectUnknown: this.effectUnknown, attempts: this.attempts };
+    if (this.request && typeof this.request.id === "string") out.requestId = this.request.id;
+    return out;
+  }
+}
+
+function clientError(code, message, details) {
+  return new SurfaceClientError(code, message, details);
+}
+
+/** A fresh request id from the platform's CSPRNG; never Math.random. */
+function newRequestId() {
+  const c = globalThis.crypto;
+  if (c && typeof c.randomUUID === "function") return `pc-${c.randomUUID()}`;
+  if (c && typeof c.getRandomValues === "function") {
+    // randomUUID is missing outside secure contexts; getRandomValues is not.
+    const bytes = c.getRandomValues(new Uint8Array(16));
+    return `pc-${Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")}`;
+  }
+  throw clientError(ClientErrorCode.UNSUPPORTED_ENVIRONMENT, "no crypto.getRandomValues: cannot make unpredictable request ids");
+}
+
+// ---------------------------------------------------------------------------
+// Classification
+
+/**
+ * Classifies a response envelope as exactly one of "success",
+ * "business-error" or "protocol-error". Anything the client does not
+ * recognise (an ok that is not a boolean, an unknown approval status, a
+ * describe result without capabilities) lands in a failure class, never in
+ * success and never as an approval.
+ */
+function classify(envelope, method = "invoke") {
+  if (!isObject(envelope)) return malformed("", "the reply carries no envelope object", envelope);
+  const id = typeof envelope.id === "string" ? envelope.id : "";
+  if (envelope.protocol !== SURFACE_PROTOCOL) {
+    return malformed(id, `the reply speaks ${JSON.stringify(envelope.protocol)}, not ${SURFACE_PROTOCOL}`, envelope);
+  }
+  if (envelope.ok === false) {
+    const e = envelope.error;
+    if (!isObject(e) || typeof e.code !== "string" || e.code === "") {
+      return malformed(id, "a protocol failure without an error code", envelope);
+    }
+    const error = { code: e.code, message: typeof e.message === "string" ? e.message : "" };
+    const out = { kind: "protocol-error", ok: false, id, error, approval: "none", envelope };
+    if (typeof e.retryAfterMs === "number" && Number.isFinite(e.retryAfterMs) && e.retryAfterMs > 0) {
+      error.retryAfterMs = e.retryAfterMs;
+      out.retryAfterMs = e.retryAfterMs;
+    }
+    if (Array.isArray(e.violations)) error.violations = e.violations.filter(isObject);
+    return freeze(out);
+  }
+  if (envelope.ok !== true) return malformed(id, `ok is ${JSON.stringify(envelope.ok)}, neither true nor false`, envelope);
+
+  // The runtime omits a null result, so a missing one is a null result.
+  const result = hasOwn(envelope, "result") ? envelope.result : null;
+  if (method === "describe") {
+    if (!isObject(result) || !Array.isArray(result.capabilities) || !isObject(result.context)) {
+      return malformed(id, "a describe result without capabilities and context", envelope);
+    }
+    return freeze({ kind: "success", ok: true, id, result, description: result, approval: "none", envelope });
+  }
+
+  const out = { ok: true, id, result, envelope };
+  if (isObject(envelope.after)) out.after = envelope.after;
+  const approval = approvalOf(result);
+  out.approval = approval;
+  if (isObject(result) && hasOwn(result, "error") && result.error !== null && result.error !== undefined) {
+    const e = result.error;
+    out.kind = "business-error";
+    out.error =
+      isObject(e) && typeof e.code === "string" && e.code !== ""
+        ? { code: e.code, message: typeof e.message === "string" ? e.message : "" }
+        : { code: OutcomeCode.BUSINESS_ERROR, message: "the page reported an error without a code" };
+    return freeze(out);
+  }
+  switch (approval) {
+    case "none":
+    case "pending":
+    case "granted":
+      out.kind = "success";
+      break;
+    case "denied":
+      out.kind = "business-error";
+      out.error = { code: OutcomeCode.APPROVAL_DENIED, message: "a person denied the approval" };
+      break;
+    default:
+      out.kind = "business-error";
+      out.error = { code: OutcomeCode.APPROVAL_STATUS_UNKNOWN, message: "the approval status is not one this client knows; it is not a grant" };
+  }
+  return freeze(out);
+}
+
+// approvalOf reads result.approval.status: "none" when there is no approval
+// member, a known status, or "unknown" for anything else.
+function approvalOf(result) {
+  if (!isObject(result) || !hasOwn(result, "approval")) return "none";
+  const a = result.approval;
+  const status = isObject(a) ? a.status : undefined;
+  return status === "pending" || status === "granted" || status === "denied" ? status : "unknown";
+}
+
+function malformed(id, message, envelope) {
+  return freeze({
+    kind: "protocol-error",
+    ok: false,
+    id,
+    error: { code: OutcomeCode.MALFORMED_RESPONSE, message },
+    approval: "none",
+    envelope,
+  });
+}
+
+// ---------------------------------------------------------------------------
+// Folded templates and records
+
+/** The capability with this id in a description, or undefined. */
+function findCapability(description, capabilityId) {
+  if (!isObject(description) || !Array.isArray(description.capabilities)) return undefined;
+  return description.capabilities.find((c) => isObject(c) && c.id === capabilityId);
+}
+
+/** The input member naming the record of a folded template, or undefined for a plain capability. */
+function recordParam(capability) {
+  if (!isObject(capability) || !isObject(capability.record)) return undefined;
+  const p = capability.record.param;
+  return typeof p === "string" && p !== "" ? p : "record";
+}
+
+/**
+ * Whether recordId may be referenced according to a description: true when
+ * it is among context.recordIds, false when it is not and that list is
+ * complete, undefined when the list was cut short and cannot tell.
+ */
+function isReferenceable(description, recordId) {
+  const c = isObject(description) ? description.context : undefined;
+  if (!isObject(c) || !Array.isArray(c.recordIds)) return undefined;
+  if (c.recordIds.includes(recordId)) return true;
+  const total = typeof c.recordIdsTotal === "number" ? c.recordIdsTotal : c.recordIds.length;
+  return c.recordIds.length >= total ? false : undefined;
+}
+
+// ---------------------------------------------------------------------------
+// Transports. Each one delivers response envelopes to onEnvelope and reports
+// its own end to onEnd.
+
+function windowTransport(win, app, hooks) {
+  const origin = win.location.origin;
+  const listener = (event) => {
+    // Only replies posted to this window by this window's own origin, and
+    // only real ones: a page script's dispatchEvent is not a reply.
+    if (event.isTrusted !== true || event.source !== win || event.origin !== origin) return;
+    const d = event.data;
+    if (!isObject(d) || d.channel !== CHANNEL || d.kind !== "response") return;
+    if (app !== undefined && d.app !== app) return;
+    hooks.onEnvelope(d.envelope, d.app, false);
+  };
+  win.addEventListener("message", listener);
+  return {
+    kind: "window",
+    private: false,
+    send(envelope) {
+      const msg = { channel: CHANNEL, kind: "request" };
+      if (app !== undefined) msg.app = app;
+      msg.envelope = envelope;
+      win.postMessage(msg, origin);
+    },
+    close() {
+      win.removeEventListener("message", listener);
+    },
+  };
+}
+
+function portTransport(port, app, hooks) {
+  const onMessage = (event) => {
+    const d = event.data;
+    if (!isObject(d) || d.channel !== CHANNEL || d.kind !== "response") return;
+    if (app !== undefined && hasOwn(d, "app") && d.app !== app) return;
+    hooks.onEnvelope(d.envelope, d.app, true);
+  };
+  const onClose = () => hooks.onEnd(ClientErrorCode.CLOSED, "the surface closed the channel");
+  port.addEventListener("message", onMessage);
+  // The page closes its end when it stops listening or closes the surface.
+  // Browsers that implement the MessagePort "close" event report that here;
+  // elsewhere the channel just goes quiet and calls end in TIMEOUT.
+  port.addEventListener("close", onClose);
+  return {
+    kind: "port",
+    private: true,
+    send(envelope) {
+      port.postMessage({ channel: CHANNEL, kind: "request", envelope });
+    },
+    close() {
+      port.removeEventListener("message", onMessage);
+      port.removeEventListener("close", onClose);
+      try {
+        port.close();
+      } catch {
+        // already closed
+      }
+    },
+  };
+}
+
+// openChannel posts connect messages, each with a fresh MessageChannel, until
+// one is answered "connected" or "refused", or the timeout passes.
+function openChannel(win, { app, credential, timeoutMs, MessageChannelCtor }) {
+  const origin = win.location.origin;
+  return new Promise((resolve, reject) => {
+    const tried = [];
+    let done = false;
+    const finish = (winner, err) => {
+      if (done) return;
+      done = true;
+      clearInterval(repost);
+      clearTimeout(timer);
+      win.removeEventListener("pagehide", onHide);
+      for (const p of tried) {
+        if (winner && p === winner.port) continue;
+        p.onmessage = null;
+        try {
+          p.close();
+        } catch {
+          // already closed
+        }
+      }
+      if (err) reject(err);
+      else resolve(winner);
+    };
+    const attempt = () => {
+      const { port1, port2 } = new MessageChannelCtor();
+      tried.push(port1);
+      port1.onmessage = (event) => {
+        const d = event.data;
+        if (!isObject(d) || d.channel !== CHANNEL) return;
+        if (d.kind === "refused") {
+          finish(null, clientError(ClientErrorCode.REFUSED, "the page refused the private channel"));
+        } else if (d.kind === "connected") {
+          if (app !== undefined && d.app !== app) return;
+          port1.onmessage = null;
+          finish({ port: port1, app: typeof d.app === "string" ? d.app : undefined });
+        }
+      };
+      const msg = { channel: CHANNEL, kind: "connect" };
+      if (app !== undefined) msg.app = app;
+      if (credential !== undefined) msg.credential = credential;
+      try {
+        win.postMessage(msg, origin, [port2]);
+      } catch (err) {
+        finish(null, clientError(ClientErrorCode.INVALID_ARGUMENT, `the connect message cannot be posted: ${err && err.message}`));
+      }
+    };
+    const onHide = () => finish(null, clientError(ClientErrorCode.NAVIGATED, "the page navigated away while connecting"));
+    win.addEventListener("pagehide", onHide);
+    // A credential is posted once: repeating it would show it to same-window
+    // listeners again. Without one, repeat until the page starts listening.
+    const repost = credential === undefined ? setInterval(attempt, REPOST_INTERVAL_MS) : undefined;
+    const timer = setTimeout(
+      () => finish(null, clientError(ClientErrorCode.NO_SURFACE, `no surface${app !== undefined ? ` for app ${JSON.stringify(app)}` : ""} answered within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    attempt();
+  });
+}
+
+function checkWindow(win) {
+  if (!win || typeof win.postMessage !== "function" || typeof win.addEventListener !== "function" || !win.location) {
+    throw clientError(ClientErrorCode.UNSUPPORTED_ENVIRONMENT, "needs the page's window (run in a content script or the page)");
+  }
+  const origin = win.location.origin;
+  if (typeof origin !== "string" || origin === "null" || origin === "") {
+    // A surface never answers an opaque origin, and a reply could not be addressed to it.
+    throw clientError(ClientErrorCode.UNSUPPORTED_ENVIRONMENT, "the page has an opaque origin; no surface can answer it");
+  }
+}
+
+function positive(name, v, fallback) {
+  if (v === undefined) return fallback;
+  if (typeof v !== "number" || !(v > 0) || !Number.isFinite(v)) {
+    throw clientError(ClientErrorCode.INVALID_ARGUMENT, `${name} must be a positive number of milliseconds`);
+  }
+  return v;
+}
+
+function nonNegativeInteger(name, v, fallback) {
+  if (v === undefined) return fallback;
+  if (!Number.isInteger(v) || v < 0) throw clientError(ClientErrorCode.INVALID_ARGUMENT, `${name} must be a non-negative integer`);
+  return v;
+}
+
+const CONNECT_OPTIONS = ["app", "transport", "credential", "window", "describeTimeoutMs", "invokeTimeoutMs", "connectTimeoutMs", "MessageChannel"];
+
+/**
+ * Connects to the surface of the page this script runs in.
+ * transport "window" (the default) posts requests on the window and reads
+ * the replies there; it reaches whichever surface listens now, so it
+ * survives the page restarting its listener. transport "port" opens the
+ * page's private channel: replies reach this client only, a credential can
+ * be handed to the page's authenticate, and where the browser fires
+ * MessagePort "close" events the client ends as soon as the page closes
+ * the channel (Chromium 156 does not fire them: there a closed channel
+ * shows as TIMEOUT).
+ */
+async function connect(options = {}) {
+  if (!isObject(options)) throw clientError(ClientErrorCode.INVALID_ARGUMENT, "connect options must be an object");
+  for (const k of Object.keys(options)) {
+    if (!CONNECT_OPTIONS.includes(k)) throw clientError(ClientErrorCode.INVALID_ARGUMENT, `connect: unknown option ${JSON.stringify(k)}`);
+  }
+  const win = options.window ?? globalThis.window;
+  checkWindow(win);
+  const app = options.app;
+  if (app !== undefined && (typeof app !== "string" || app === "")) throw clientError(ClientErrorCode.INVALID_ARGUMENT, "app must be a non-empty string");
+  const transport = options.transport ?? (options.credential !== undefined ? "port" : "window");
+  if (transport !== "port" && transport !== "window") throw clientError(ClientErrorCode.INVALID_ARGUMENT, 'transport must be "port" or "window"');
+  if (options.credential !== undefined && transport !== "port") {
+    throw clientError(ClientErrorCode.INVALID_ARGUMENT, "a credential travels only on the private channel (transport: \"port\")");
+  }
+  const settings = {
+    describeTimeoutMs: positive("describeTimeoutMs", options.describeTimeoutMs, DEFAULT_DESCRIBE_TIMEOUT_MS),
+    invokeTimeoutMs: positive("invokeTimeoutMs", options.invokeTimeoutMs, DEFAULT_INVOKE_TIMEOUT_MS),
+  };
+  const connectTimeoutMs = positive("connectTimeoutMs", options.connectTimeoutMs, DEFAULT_CONNECT_TIMEOUT_MS);
+  if (transport === "window") return new SurfaceClient(win, app, null, settings);
+  const MessageChannelCtor = options.MessageChannel ?? globalThis.MessageChannel;
+  if (typeof MessageChannelCtor !== "function") throw clientError(ClientErrorCode.UNSUPPORTED_ENVIRONMENT, "no MessageChannel");
+  const opened = await openChannel(win, { app, credential: options.credential, timeoutMs: connectTimeoutMs, MessageChannelCtor });
+  return new SurfaceClient(win, app ?? opened.app, opened.port, settings);
+}
+
+const CALL_OPTIONS = ["timeoutMs", "retries", "id", "record", "description", "signal"];
+
+class SurfaceClient {
+  #win;
+  #transport;
+  #settings;
+  #pending = new Map(); // request id -> call state
+  #intents = new Map(); // request id -> fingerprint of the intent it was used for
+  #ended = null; // the SurfaceClientError that ended the client
+  #resolveEnded;
+  #onHide;
+  #lastDescription;
+
+  constructor(win, app, port, settings) {
+    this.#win = win;
+    this.#settings = settings;
+    /** The application this client talks to (undefined: whichever surface answers). */
+    this.app = app;
+    /** Resolves with the SurfaceClientError that ended the client. */
+    this.ended = new Promise((resolve) => {
+      this.#resolveEnded = resolve;
+    });
+    const hooks = {
+      onEnvelope: (env, replyApp, isPrivate) => this.#onEnvelope(env, isPrivate),
+      onEnd: (code, message) => this.#end(code, message),
+    };
+    this.#transport = port ? portTransport(port, app, hooks) : windowTransport(win, app, hooks);
+    if (port && typeof port.start === "function") port.start();
+    // pagehide fires on every navigation and unload, bfcache included;
+    // beforeunload may be cancelled and is not a navigation yet.
+    this.#onHide = () => this.#end(ClientErrorCode.NAVIGATED, "the page navigated away");
+    win.addEventListener("pagehide", this.#onHide);
+  }
+
+  /** "port" or "window". */
+  get transport() {
+    return this.#transport.kind;
+  }
+
+  /** Whether the client has ended (navigation, closed channel, close()). */
+  get closed() {
+    return this.#ended !== null;
+  }
+
+  /** The last successful description this client received, if any. */
+  get lastDescription() {
+    return this.#lastDescription;
+  }
+
+  /** Asks for the capabilities and bounded context. Resolves to an outcome. */
+  async describe(input, options = {}) {
+    if (input !== undefined && !isObject(input)) throw clientError(ClientErrorCode.INVALID_ARGUMENT, "describe input must be an object");
+    const opts = this.#callOptions(options, ["timeoutMs", "retries", "signal"]);
+    const envelope = { protocol: SURFACE_PROTOCOL, id: newRequestId(), method: "describe" };
+    if (input !== undefined) envelope.input = jsonCopy(input, "describe input");
+    // A describe has no effect, so one transport retry is on by default.
+    const outcome = await this.#call(envelope, opts.timeoutMs ?? this.#settings.describeTimeoutMs, opts.retries ?? 1, opts.signal);
+    if (outcome.kind === "success") {
+      const d = outcome.description;
+      // After capabilities: "changed" an unchanged list comes back empty;
+      // the list this client already holds still applies.
+      this.#lastDescription = d.capabilitiesUnchanged === true && this.#lastDescription ? { ...d, capabilities: this.#lastDescription.capabilities } : d;
+    }
+    return outcome;
+  }
+
+  /**
+   * Invokes one capability. For a folded template the record id may be given
+   * as options.record or in input under the template's record parameter; it
+   * is checked against the recordIds of the last description (or
+   * options.description) before anything is sent.
+   */
+  async invoke(capability, input, options = {}) {
+    if (typeof capability !== "string" || capability === "") throw clientError(ClientErrorCode.INVALID_ARGUMENT, "capability must be a non-empty string");
+    if (input !== undefined && input !== null && !isObject(input)) throw clientError(ClientErrorCode.INVALID_ARGUMENT, "invoke input must be an object");
+    const opts = this.#callOptions(options, CALL_OPTIONS);
+    const body = jsonCopy(input ?? {}, "invoke input");
+    const description = opts.description ?? this.#lastDescription;
+    this.#placeRecord(capability, body, opts.record, description);
+
+    const envelope = { protocol: SURFACE_PROTOCOL, id: "", method: "invoke", capability, input: body };
+    const fingerprint = canonicalJSON({ capability, input: body });
+    if (opts.id !== undefined) {
+      if (typeof opts.id !== "string" || opts.id === "") throw clientError(ClientErrorCode.INVALID_ARGUMENT, "id must be a non-empty string");
+      const seen = this.#intents.get(opts.id);
+      if (seen !== undefined && seen !== fingerprint) {
+        throw clientError(ClientErrorCode.ID_REUSED, `request id ${JSON.stringify(opts.id)} was used for another intent; a new intent needs a new id`);
+      }
+      envelope.id = opts.id;
+    } else {
+      envelope.id = newRequestId();
+    }
+    if (this.#pending.has(envelope.id)) throw clientError(ClientErrorCode.INVALID_ARGUMENT, `a call with id ${JSON.stringify(envelope.id)} is still waiting`);
+    this.#remember(envelope.id, fingerprint);
+    // A caller-given id is a retry of an intent that may have reached the
+    // surface before, from this client or an earlier one.
+    return this.#call(envelope, opts.timeoutMs ?? this.#settings.invokeTimeoutMs, opts.retries ?? 0, opts.signal, opts.id !== undefined);
+  }
+
+  /**
+   * Sends an invoke again with the same id: the transport retry of the same
+   * intent, for example after a TIMEOUT (pass error.request). A surface with
+   * replay protection answers REPLAY_DETECTED if the first attempt arrived.
+   */
+  retry(request, options = {}) {
+    if (!isObject(request) || request.method !== "invoke" || typeof request.id !== "string") {
+      throw clientError(ClientErrorCode.INVALID_ARGUMENT, "retry needs the invoke envelope that was sent (error.request)");
+    }
+    return this.invoke(request.capability, request.input, { ...options, id: request.id });
+  }
+
+  /** One window of records: describe with offset and limit. */
+  async page({ offset = 0, limit = DEFAULT_PAGE_LIMIT, ...rest } = {}) {
+    nonNegativeInteger("offset", offset);
+    nonNegativeInteger("limit", limit);
+    const outcome = await this.describe({ offset, limit }, rest);
+    if (outcome.kind !== "success") {
+      throw clientError(ClientErrorCode.PROTOCOL_FAILURE, `describe failed: ${outcome.error.code}`, { outcome });
+    }
+    const c = outcome.description.context;
+    const records = Array.isArray(c.records) ? c.records : [];
+    const total = typeof c.recordsTotal === "number" ? c.recordsTotal : records.length;
+    const next = offset + records.length;
+    return { records, recordsTotal: total, offset, limit, nextOffset: records.length > 0 && next < total ? next : null, description: outcome.description };
+  }
+
+  /** Every record from offset on, page by page (at most max of them). */
+  async *records({ offset = 0, limit = DEFAULT_PAGE_LIMIT, max = Infinity, ...rest } = {}) {
+    if (limit === 0) throw clientError(ClientErrorCode.INVALID_ARGUMENT, "limit must be at least 1 to page");
+    let at = offset;
+    let given = 0;
+    while (at !== null && given < max) {
+      const p = await this.page({ offset: at, limit: Math.min(limit, max - given), ...rest });
+      for (const r of p.records) {
+        if (given >= max) return;
+        given += 1;
+        yield r;
+      }
+      at = p.nextOffset;
+    }
+  }
+
+  /** Ends the client: calls still waiting fail with CLOSED. */
+  close() {
+    this.#end(ClientErrorCode.CLOSED, "the client was closed");
+  }
+
+  #callOptions(options, allowed) {
+    if (!isObject(options)) throw clientError(ClientErrorCode.INVALID_ARGUMENT, "options must be an object");
+    for (const k of Object.keys(options)) {
+      if (!allowed.includes(k)) throw clientError(ClientErrorCode.INVALID_ARGUMENT, `unknown option ${JSON.stringify(k)}`);
+    }
+    if (options.timeoutMs !== undefined) positive("timeoutMs", options.timeoutMs);
+    if (options.retries !== undefined) nonNegativeInteger("retries", options.retries);
+    return options;
+  }
+
+  #placeRecord(capabilityId, body, record, description) {
+    const cap = findCapability(description, capabilityId);
+    if (cap && recordParam(cap) === undefined) {
+      if (record !== undefined) throw clientError(ClientErrorCode.INVALID_ARGUMENT, `${capabilityId} is not a folded template: it takes no record`);
+      return;
+    }
+    // Not described: the protocol's own name for the record member.
+    const param = cap ? recordParam(cap) : "record";
+    if (record !== undefined) {
+      if (typeof record !== "string" || record === "") throw clientError(ClientErrorCode.INVALID_ARGUMENT, "record must be a non-empty string");
+      if (hasOwn(body, param) && body[param] !== record) {
+        throw clientError(ClientErrorCode.INVALID_ARGUMENT, `input.${param} and options.record name different records`);
+      }
+      body[param] = record;
+    }
+    if (!cap) return; // not described: the surface decides
+    const id = body[param];
+    if (typeof id !== "string" || id === "") {
+      throw clientError(ClientErrorCode.RECORD_REQUIRED, `${capabilityId} is a folded template: name the record in input.${param} or options.record`);
+    }
+    if (isReferenceable(description, id) === false) {
+      throw clientError(ClientErrorCode.RECORD_NOT_REFERENCEABLE, `${id} is not among the record ids the surface described`);
+    }
+  }
+
+  #remember(id, fingerprint) {
+    this.#intents.delete(id);
+    this.#intents.set(id, fingerprint);
+    if (this.#intents.size > REMEMBERED_IDS) this.#intents.delete(this.#intents.keys().next().value);
+  }
+
+  #call(envelope, timeoutMs, retries, signal, resent = false) {
+    if (this.#ended) return Promise.reject(this.#copyEnd(envelope, 0));
+    return new Promise((resolve, reject) => {
+      const isInvoke = envelope.method === "invoke";
+      const call = { envelope, attempts: 0, timer: undefined, fallback: null, settle: null };
+      const cleanup = () => {
+        clearTimeout(call.timer);
+        if (this.#pending.get(envelope.id) === call) this.#pending.delete(envelope.id);
+        if (signal) signal.removeEventListener("abort", onAbort);
+      };
+      call.settle = (outcome, err) => {
+        cleanup();
+        if (err) reject(err);
+        else resolve(outcome);
+      };
+      call.fail = (code, message) =>
+        call.settle(null, clientError(code, message, { effectUnknown: isInvoke && call.attempts > 0, attempts: call.attempts, request: envelope }));
+      const onAbort = () => call.fail(ClientErrorCode.ABORTED, "the call was aborted");
+      const send = () => {
+        call.attempts += 1;
+        call.timer = setTimeout(onTimeout, timeoutMs);
+        try {
+          this.#transport.send(envelope);
+        } catch (err) {
+          call.attempts -= 1;
+          call.fail(ClientErrorCode.INVALID_ARGUMENT, `the request cannot be posted: ${err && err.message}`);
+        }
+      };
+      const onTimeout = () => {
+        if (call.fallback) {
+          // The retry was refused as a replay and the first attempt's own
+          // reply never came: it reached the surface, its effect is unknown.
+          call.settle(freeze({ ...call.fallback, attempts: call.attempts, effectUnknown: true }));
+        } else if (call.attempts <= retries) {
+          send();
+        } else {
+          call.fail(ClientErrorCode.TIMEOUT, `no reply to ${envelope.method} ${envelope.id} within ${timeoutMs} ms (${call.attempts} attempt${call.attempts === 1 ? "" : "s"})`);
+        }
+      };
+      call.onEnvelope = (env) => {
+        const outcome = classify(env, envelope.method);
+        if (isInvoke && (resent || call.attempts > 1) && outcome.kind === "protocol-error" && outcome.error.code === "REPLAY_DETECTED") {
+          // The refusal answers a retry; the first attempt may still answer
+          // with its real result (same id), so wait for it until the timer.
+          call.fallback = outcome;
+          return;
+        }
+        call.settle(freeze({ ...outcome, attempts: call.attempts }));
+      };
+      call.onEnd = (err) => call.settle(null, this.#copyEnd(envelope, call.attempts, err));
+      if (signal) {
+        if (signal.aborted) {
+          reject(clientError(ClientErrorCode.ABORTED, "the call was aborted before it was sent", { request: envelope }));
+          return;
+        }
+        signal.addEventListener("abort", onAbort, { once: true });
+      }
+      this.#pending.set(envelope.id, call);
+      send();
+    });
+  }
+
+  #onEnvelope(env, isPrivate) {
+    if (!isObject(env)) return;
+    let id = typeof env.id === "string" ? env.id : "";
+    // A request the page could not read is answered with the empty id. On
+    // the private channel with one call waiting, that answer is its own; on
+    // the shared window it could be any script's, so it is ignored there.
+    if (id === "" && isPrivate && this.#pending.size === 1) id = this.#pending.keys().next().value;
+    const call = this.#pending.get(id);
+    if (call) call.onEnvelope(env);
+  }
+
+  #copyEnd(envelope, attempts, err = this.#ended) {
+    return clientError(err.code, err.message, { effectUnknown: envelope.method === "invoke" && attempts > 0, attempts, request: envelope });
+  }
+
+  #end(code, message) {
+    if (this.#ended) return;
+    this.#ended = clientError(code, message);
+    this.#win.removeEventListener("pagehide", this.#onHide);
+    this.#transport.close();
+    for (const call of [...this.#pending.values()]) call.onEnd(this.#ended);
+    this.#pending.clear();
+    this.#resolveEnded(this.#ended);
+  }
+}
+
+/**
+ * Finds the surfaces on this page: posts one describe with no app and no
+ * records on the window and collects every answer for a short while.
+ * Resolves to [{ app, outcome }], one per application that answered.
+ */
+async function discover(options = {}) {
+  if (!isObject(options)) throw clientError(ClientErrorCode.INVALID_ARGUMENT, "discover options must be an object");
+  const win = options.window ?? globalThis.window;
+  checkWindow(win);
+  const timeoutMs = positive("timeoutMs", options.timeoutMs, DEFAULT_CONNECT_TIMEOUT_MS);
+  const settleMs = positive("settleMs", options.settleMs, DEFAULT_DISCOVER_SETTLE_MS);
+  const origin = win.location.origin;
+  const envelope = { protocol: SURFACE_PROTOCOL, id: newRequestId(), method: "describe", input: { limit: 0 } };
+  return new Promise((resolve, reject) => {
+    const found = new Map(); // app -> outcome
+    let settleTimer;
+    const finish = (err) => {
+      clearInterval(repost);
+      clearTimeout(timer);
+      clearTimeout(settleTimer);
+      win.removeEventListener("message", onMessage);
+      win.removeEventListener("pagehide", onHide);
+      if (err) reject(err);
+      else resolve([...found].map(([app, outcome]) => freeze({ app, outcome })));
+    };
+    const onMessage = (event) => {
+      if (event.isTrusted !== true || event.source !== win || event.origin !== origin) return;
+      const d = event.data;
+      if (!isObject(d) || d.channel !== CHANNEL || d.kind !== "response" || !isObject(d.envelope) || d.envelope.id !== envelope.id) return;
+      const app = typeof d.app === "string" ? d.app : undefined;
+      if (found.has(app)) return;
+      found.set(app, classify(d.envelope, "describe"));
+      if (found.size === 1) {
+        clearInterval(repost);
+        settleTimer = setTimeout(() => finish(null), settleMs);
+      }
+    };
+    const onHide = () => finish(clientError(ClientErrorCode.NAVIGATED, "the page navigated away"));
+    const post = () => win.postMessage({ channel: CHANNEL, kind: "request", envelope }, origin);
+    win.addEventListener("message", onMessage);
+    win.addEventListener("pagehide", onHide);
+    // The same id each time: a describe has no effect, and several answers
+    // from one application count once.
+    const repost = setInterval(post, REPOST_INTERVAL_MS * 2);
+    const timer = setTimeout(() => finish(clientError(ClientErrorCode.NO_SURFACE, `no surface answered within ${timeoutMs} ms`)), timeoutMs);
+    post();
+  });
+}
+
+// jsonCopy sends what JSON.stringify makes of a value, so what the page
+// reads is what a fingerprint or a log of the call shows.
+function jsonCopy(value, what) {
+  let text;
+  try {
+    text = JSON.stringify(value);
+  } catch (err) {
+    throw clientError(ClientErrorCode.INVALID_ARGUMENT, `${what} is not JSON: ${err && err.message}`);
+  }
+  const copy = JSON.parse(text);
+  if (!isObject(copy)) throw clientError(ClientErrorCode.INVALID_ARGUMENT, `${what} must be an object`);
+  return copy;
+}
+
+function canonicalJSON(v) {
+  if (Array.isArray(v)) return `[${v.map(canonicalJSON).join(",")}]`;
+  if (isObject(v)) {
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJSON(v[k])}`)
+      .join(",")}}`;
+  }
+  return JSON.stringify(v);
+}
+
+export {
+  SURFACE_PROTOCOL,
+  ClientErrorCode,
+  OutcomeCode,
+  SurfaceClientError,
+  connect,
+  discover,
+  classify,
+  findCapability,
+  recordParam,
+  isReferenceable,
+  newRequestId,
+};
