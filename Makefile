@@ -7,7 +7,7 @@ BUILD     := build
 SITE      := $(BUILD)/site
 PORT      ?= 8080
 FUZZTIME  ?= 30s
-PKGS_NATIVE := ./surface/... ./cmd/... ./internal/... ./hostbridge/... ./client/... ./mcpfacade/...
+PKGS_NATIVE := ./surface/... ./cmd/... ./internal/... ./hostbridge/... ./client/... ./mcpfacade/... ./bench/...
 WASMFLAGS := -trimpath -ldflags="-s -w"
 
 .PHONY: all demo site test test-native test-js test-e2e chromium check fmt vet cross fuzz bench clean
@@ -82,9 +82,41 @@ fuzz:
 	$(GO) test -run=NONE -fuzz='^FuzzDescribeInput$$' -fuzztime=$(FUZZTIME) ./surface/
 	$(GO) test -run=NONE -fuzz='^FuzzParseResponse$$' -fuzztime=$(FUZZTIME) ./client/
 
-## bench: kernel micro-benchmarks.
-bench:
-	$(GO) test -run=NONE -bench=. -benchmem -count=5 $(PKGS_NATIVE)
+BENCH := $(BUILD)/bench
+.PHONY: bench-profile bench-brotli bench-site
+
+## bench: the kernel micro-benchmarks natively and under GOOS=js (Node), then
+## one cross-origin-isolated headless Chromium run of every target against
+## its baseline. Prints the table and writes build/bench/latest.md; exits
+## non-zero only when a measurement could not be taken. See bench/README.md.
+bench: chromium bench-brotli bench-site
+	$(GO) run ./bench -dir $(BENCH)
+
+## bench-profile: the browser benchmarks once more with Chromium's CPU
+## profiler on, over a surface.wasm that keeps its function names.
+bench-profile: chromium bench-site
+	GOOS=js GOARCH=wasm $(GO) build -trimpath -o $(BENCH)/site/pling/surface.wasm ./wasm
+	GOOS=js GOARCH=wasm $(GO) build -trimpath -o $(BENCH)/site/bench/hello.wasm ./bench/hello
+	$(GO) run ./bench -dir $(BENCH) -profile
+
+bench-brotli:
+	@command -v brotli >/dev/null 2>&1 || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y brotli; }
+
+# bench-site assembles build/bench/site: the runtime as `site` builds it, the
+# benchmark pages, the baseline hello.wasm, and MCP-B bundled from the
+# bench-only npm dependencies (bench/package-lock.json).
+bench-site:
+	rm -rf $(BENCH)/site && mkdir -p $(BENCH)/site/pling $(BENCH)/site/bench $(BENCH)/npm
+	cp js/*.js $(BENCH)/site/pling/
+	cp "$(GOROOT)/lib/wasm/wasm_exec.js" $(BENCH)/site/pling/wasm_exec.js
+	GOOS=js GOARCH=wasm $(GO) build $(WASMFLAGS) -o $(BENCH)/site/pling/surface.wasm ./wasm
+	GOOS=js GOARCH=wasm $(GO) build $(WASMFLAGS) -o $(BENCH)/site/bench/hello.wasm ./bench/hello
+	cp bench/web/*.html bench/web/*.js $(BENCH)/site/bench/
+	rm -f $(BENCH)/site/bench/*.entry.js
+	cp bench/package.json bench/package-lock.json bench/web/*.entry.js $(BENCH)/npm/
+	npm ci --prefix $(BENCH)/npm --ignore-scripts --no-audit --no-fund --loglevel=error
+	cd $(BENCH)/npm && node_modules/.bin/esbuild mcpb-page.entry.js --bundle --format=esm --platform=browser --target=chrome120 --log-level=warning --outfile=../site/bench/mcpb-page.js
+	cd $(BENCH)/npm && node_modules/.bin/esbuild mcp-client.entry.js --bundle --format=iife --platform=browser --target=chrome120 --log-level=warning --outfile=../site/bench/mcp-client.js
 
 clean:
 	rm -rf $(BUILD)

@@ -1,0 +1,134 @@
+// The page of the round-trip benchmarks. Everything the caller compares
+// lives here, on one page, over one registry and one executor:
+//
+//   app "orders"          surface for describe: session, scope, expose
+//   app "orders-js"       the pure-JS describe responder (baseline of 1)
+//   app "orders-invoke"   surface for invoke: session, scope, expose,
+//                         replay guard, rate limit, schema, audit
+//   MCP-B tool            update_note through @mcp-b/global (baseline of 2)
+//   app "table-100000"    describe over a lazy 100,000-row table
+//   app "table-100"       the same over 100 rows (baseline of 3)
+//
+// window.__bench is what the driver reads in the page's own world.
+import { loadSurface } from "/pling/pling-surface.js";
+import { makePage, makeSession, NOTE_TEMPLATE, PROTOCOL } from "./fixture.js";
+import { listenResponder } from "./js-responder.js";
+
+const { createSurface, defineRegistry } = await loadSurface();
+
+const page = makePage(48);
+const registry = defineRegistry(page.parts);
+const session = makeSession(page.ids);
+
+createSurface({ registry, execute: page.execute, app: "orders", expose: page.ids, session }).listen();
+listenResponder({ registry, session, expose: page.ids, app: "orders-js", recordLimit: 8 });
+
+const audit = { count: 0, last: null };
+const invokeSurface = createSurface({
+  registry,
+  execute: page.execute,
+  app: "orders-invoke",
+  expose: page.ids,
+  session,
+  // Large enough never to refuse during the run; the window keeps it bounded.
+  rateLimit: { maxRequests: 100_000, windowMs: 60_000 },
+  replay: { windowMs: 60_000 },
+  onAudit: (event) => {
+    audit.count += 1;
+    audit.last = event;
+  },
+});
+invokeSurface.listen();
+
+const tables = {};
+for (const n of [100_000, 100]) {
+  const p = makePage(n, { lazy: true });
+  createSurface({
+    registry: defineRegistry(p.parts),
+    execute: p.execute,
+    app: `table-${n}`,
+    expose: p.ids,
+    session: makeSession(p.ids),
+  }).listen();
+  tables[n] = p;
+}
+
+// MCP-B: @mcp-b/global installs document.modelContext and serves its tools
+// over its tab transport; the tool calls the same executor.
+window.__webModelContextOptions = { autoInitialize: false };
+const { initializeWebModelContext } = await import("./mcpb-page.js");
+initializeWebModelContext({ transport: { tabServer: { allowedOrigins: [location.origin] } } });
+let mcpCalls = 0;
+await document.modelContext.registerTool({
+  name: "update_note",
+  description: "Replace the note of one order",
+  inputSchema: {
+    type: "object",
+    properties: { record: { type: "string" }, note: { type: "string", maxLength: 280 } },
+    required: ["record", "note"],
+    additionalProperties: false,
+  },
+  async execute(args) {
+    mcpCalls += 1;
+    const result = await page.execute(`${NOTE_TEMPLATE}:${args.record}`, JSON.stringify({ note: args.note }));
+    return { content: [{ type: "text", text: JSON.stringify(result) }] };
+  },
+});
+
+// overhead compares an invoke through the surface's handle() with a direct
+// call of the executor it ends in (target 7). The direct call is too short
+// for the clock, so each of its samples times a batch and divides.
+async function overhead(n, warm, batch = 100) {
+  let seq = 0;
+  const envelope = () => {
+    seq += 1;
+    return {
+      protocol: PROTOCOL,
+      id: `ovh-${seq}`,
+      method: "invoke",
+      capability: NOTE_TEMPLATE,
+      input: { record: "SO-1003", note: `n${seq % 2}` },
+    };
+  };
+  const direct = async () => {
+    const t0 = performance.now();
+    for (let i = 0; i < batch; i++) {
+      seq += 1;
+      await page.execute(`${NOTE_TEMPLATE}:SO-1003`, JSON.stringify({ note: `n${seq % 2}` }));
+    }
+    return (performance.now() - t0) / batch;
+  };
+  const viaSurface = async () => {
+    const env = envelope();
+    const t0 = performance.now();
+    const r = await invokeSurface.handle(env);
+    const dt = performance.now() - t0;
+    if (!r.ok || !r.result || r.result.title !== "Note updated") throw new Error("invoke failed: " + JSON.stringify(r));
+    return dt;
+  };
+  const out = { executor: [], surface: [] };
+  for (let i = 0; i < warm; i++) {
+    await direct();
+    await viaSurface();
+  }
+  for (let i = 0; i < n; i++) {
+    // A/B then B/A, so that neither always runs first.
+    if (i % 2 === 0) {
+      out.executor.push(await direct());
+      out.surface.push(await viaSurface());
+    } else {
+      out.surface.push(await viaSurface());
+      out.executor.push(await direct());
+    }
+  }
+  return out;
+}
+
+window.__bench = {
+  ready: true,
+  isolated: globalThis.crossOriginIsolated === true,
+  overhead,
+  counts: () => ({ executed: page.executed(), audit: audit.count, mcpCalls }),
+  lastAudit: () => audit.last,
+  note: (id) => page.orders.find((o) => o.id === id).note,
+};

@@ -1,0 +1,65 @@
+// Target 6: the Go instance's linear memory after many requests, on a page
+// of its own so that nothing else has run in that instance.
+//
+// The memory is read from the instance's exported "mem", caught by wrapping
+// Go.prototype.run of wasm_exec.js before the runtime starts (the loader
+// reuses a Go class that is already defined).
+import { makePage, makeSession, NOTE_TEMPLATE, PROTOCOL } from "./fixture.js";
+
+await import("/pling/wasm_exec.js");
+let memory = null;
+const run = globalThis.Go.prototype.run;
+globalThis.Go.prototype.run = function (instance) {
+  memory = instance.exports.mem;
+  return run.call(this, instance);
+};
+const { loadSurface } = await import("/pling/pling-surface.js");
+const { createSurface, defineRegistry } = await loadSurface();
+if (!(memory instanceof WebAssembly.Memory)) throw new Error("the Go instance exported no memory");
+
+const page = makePage(48);
+let audited = 0;
+// Every control on, as in the invoke benchmark. The replay guard and the
+// rate limiter hold what their windows hold; one-second windows keep that
+// to a second's worth of requests, so that what grows here is what the
+// surface keeps, not what a window legitimately holds at a request rate no
+// real page reaches. maxRequests is above the rate one page can sustain
+// (a request takes well over 100 µs) and no larger, because the limiter
+// allocates a slot per admitted request up front.
+const surface = createSurface({
+  registry: defineRegistry(page.parts),
+  execute: page.execute,
+  app: "orders",
+  expose: page.ids,
+  session: makeSession(page.ids),
+  rateLimit: { maxRequests: 10_000, windowMs: 1000 },
+  replay: { windowMs: 1000 },
+  onAudit: () => {
+    audited += 1;
+  },
+});
+
+let done = 0;
+const request = (i) =>
+  i % 2 === 0
+    ? { protocol: PROTOCOL, id: `m-${i}`, method: "describe" }
+    : { protocol: PROTOCOL, id: `m-${i}`, method: "invoke", capability: NOTE_TEMPLATE, input: { record: "SO-1002", note: `n${i % 4}` } };
+
+// runTo handles requests until done reaches total, alternating describe
+// and invoke, one at a time; it fails on the first failed reply.
+async function runTo(total) {
+  while (done < total) {
+    const r = await surface.handle(request(done));
+    if (!r.ok) throw new Error(`request ${done} failed: ${JSON.stringify(r.error)}`);
+    done += 1;
+  }
+  const rt = globalThis.__plingSurfaceRuntime;
+  return {
+    requests: done,
+    bytes: memory.buffer.byteLength,
+    audited,
+    stats: rt && typeof rt.stats === "function" ? { ...rt.stats() } : null,
+  };
+}
+
+window.__memory = { ready: true, isolated: globalThis.crossOriginIsolated === true, runTo };
