@@ -49,7 +49,7 @@ test-js:
 
 ## test-client: the client library's unit tests, with Node's own runner.
 test-client:
-	node --test js/client/
+	node --test js/client/ js/test/webmcp.test.mjs
 
 ## chromium: install Debian's Chromium when it is missing (never a downloaded browser).
 chromium:

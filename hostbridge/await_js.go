@@ -129,26 +129,41 @@ func await(ctx context.Context, op string, v js.Value, timeout time.Duration) (j
 	if err := catch(op, func() { p = e.promise.Call("resolve", v) }); err != nil {
 		return js.Undefined(), err
 	}
-	ch := make(chan settlement, 1)
-	pendingMu.Lock()
-	nextID++
-	id := nextID
-	pending[id] = ch
-	pendingMu.Unlock()
-	forget := func() {
-		pendingMu.Lock()
-		delete(pending, id)
-		pendingMu.Unlock()
-	}
+	id, ch := expect()
 	err := catch(op, func() {
 		ok := e.settle.Call("bind", js.Null(), float64(id), true)
 		fail := e.settle.Call("bind", js.Null(), float64(id), false)
 		p.Call("then", ok, fail)
 	})
 	if err != nil {
-		forget()
+		forget(id)
 		return js.Undefined(), err
 	}
+	return waitSettled(ctx, op, id, ch, timeout)
+}
+
+// expect registers a waiter for one settlement, reported to the settle
+// callback under the returned id.
+func expect() (uint64, chan settlement) {
+	ch := make(chan settlement, 1)
+	pendingMu.Lock()
+	nextID++
+	id := nextID
+	pending[id] = ch
+	pendingMu.Unlock()
+	return id, ch
+}
+
+// forget removes a waiter, so that a late settlement finds nobody.
+func forget(id uint64) {
+	pendingMu.Lock()
+	delete(pending, id)
+	pendingMu.Unlock()
+}
+
+// waitSettled waits for the settlement expected under id, the end of ctx
+// or timeout (0: none of its own), whichever comes first.
+func waitSettled(ctx context.Context, op string, id uint64, ch chan settlement, timeout time.Duration) (js.Value, error) {
 	var expired <-chan time.Time
 	if timeout > 0 {
 		t := time.NewTimer(timeout)
@@ -162,13 +177,13 @@ func await(ctx context.Context, op string, v js.Value, timeout time.Duration) (j
 		}
 		return js.Undefined(), &Error{Op: op, Kind: KindRejected, Msg: describe(s.v), Reason: s.v}
 	case <-ctx.Done():
-		forget()
+		forget(id)
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return js.Undefined(), newError(op, KindTimeout, "did not settle before the deadline")
 		}
 		return js.Undefined(), newError(op, KindCancelled, ctx.Err().Error())
 	case <-expired:
-		forget()
+		forget(id)
 		return js.Undefined(), newError(op, KindTimeout, "did not settle in "+timeout.String())
 	}
 }

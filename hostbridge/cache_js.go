@@ -25,8 +25,49 @@ func (c *lastText[T]) get(text string) (*T, bool) {
 	return nil, false
 }
 
+// value returns the value last put, whatever its text.
+func (c *lastText[T]) value() *T {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.val
+}
+
 func (c *lastText[T]) put(text string, v *T) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.text, c.val = text, v
+}
+
+// textCache is lastText with a few entries. Describe and invoke read the
+// view with different queries (a window, one record), so a page that does
+// not change answers a handful of texts in turn; one entry would miss on
+// every switch between them and decode again.
+type textCache[T any] struct {
+	mu      sync.Mutex
+	entries [textCacheSize]struct {
+		text string
+		val  *T
+	}
+	next int // the entry put replaces: the oldest
+}
+
+const textCacheSize = 4
+
+func (c *textCache[T]) get(text string) (*T, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := range c.entries {
+		if e := &c.entries[i]; e.val != nil && e.text == text {
+			return e.val, true
+		}
+	}
+	return nil, false
+}
+
+func (c *textCache[T]) put(text string, v *T) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := &c.entries[c.next]
+	e.text, e.val = text, v
+	c.next = (c.next + 1) % textCacheSize
 }

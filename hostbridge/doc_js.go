@@ -17,7 +17,11 @@
 //	actions()                         JSON text of Action[]
 //	view(queryJSON)                   JSON text of the view, or a Promise of it
 //	execute(action, argsJSON, ctxJSON) JSON text of the result, or a Promise of it
-//	session()                         JSON text of a session, null, or a Promise of either (optional)
+//	executeAsync(action, argsJSON, ctxJSON, settle, id)  (optional, used instead of execute)
+//	                                  JSON text of the result, or undefined and later
+//	                                  settle(id, true, text) / settle(id, false, reason)
+//	session()                         JSON text of a session, null, or a Promise of either (optional);
+//	                                  true: the session of the text it answered last
 //	expose(idsJSON)                   JSON text of one boolean per id (optional)
 //	allow(key, nowMs)                 {allowed, retryAfterMs}, or a Promise of it (optional)
 //	claim(sessionID, requestID, windowMs) "claimed" | "replayed", or a Promise of it (optional)

@@ -60,10 +60,10 @@ func release(f js.Func) {
 	liveFuncs.Add(-1)
 }
 
-// goSafe runs fn on a new goroutine; a panic there would end the program, so
-// it is recovered and handed to onPanic (which is contained as well).
+// goSafe runs fn on another goroutine; a panic there would end the program,
+// so it is recovered and handed to onPanic (which is contained as well).
 func goSafe(op string, fn func(), onPanic func(err *Error)) {
-	go func() {
+	spawn(func() {
 		defer func() {
 			if r := recover(); r != nil && onPanic != nil {
 				err := panicError(op, r)
@@ -75,5 +75,38 @@ func goSafe(op string, fn func(), onPanic func(err *Error)) {
 		}()
 		runHook(op)
 		fn()
-	}()
+	})
+}
+
+// Goroutines are reused: a new one starts with a small stack, and a request
+// (a schema validation, calls through syscall/js) grows it by copying it
+// several times over, which under WebAssembly measured several percent of
+// an invoke. A worker that finishes waits for the next task, up to
+// maxIdleWorkers of them; the others end.
+var (
+	tasks       = make(chan func()) // unbuffered: a send succeeds only into an idle worker
+	idleWorkers atomic.Int32
+)
+
+const maxIdleWorkers = 4
+
+// spawn runs task on an idle worker, or on a new one when none is idle.
+func spawn(task func()) {
+	select {
+	case tasks <- task:
+	default:
+		go work(task)
+	}
+}
+
+func work(task func()) {
+	for {
+		task()
+		if idleWorkers.Add(1) > maxIdleWorkers {
+			idleWorkers.Add(-1)
+			return
+		}
+		task = <-tasks
+		idleWorkers.Add(-1)
+	}
 }

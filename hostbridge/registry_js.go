@@ -4,7 +4,7 @@ package hostbridge
 
 import (
 	"context"
-	"encoding/json"
+	"maps"
 	"math"
 	"strconv"
 	"sync"
@@ -32,7 +32,15 @@ type registry struct {
 	text    string // actions() text the cache was parsed from
 	actions []surface.Action
 	exposed map[string]bool // host expose() answers for the cached actions
-	views   lastText[surface.View]
+	// gen names the cached actions together with the expose answers for
+	// them; it moves on whenever either changes, and is handed to the
+	// kernel as View.ActionsVersion so that the kernel derives each
+	// session's capability list once per generation. It does not depend on
+	// version(): without one, an actions() text and expose() answers equal
+	// to the last ones keep the generation.
+	gen    uint64
+	genKey string
+	views  textCache[surface.View]
 
 	// Counters for tests and stats.
 	actionsReads int // actions() calls
@@ -75,18 +83,18 @@ func (r *registry) versionKey() (string, error) {
 	return key, err
 }
 
-// current returns the actions to use for one read.
-func (r *registry) current() ([]surface.Action, error) {
+// current returns the actions to use for one read, and their generation.
+func (r *registry) current() ([]surface.Action, string, error) {
 	key, err := r.versionKey()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if key != "" {
 		r.mu.Lock()
 		if r.key == key && r.actions != nil {
-			acts := r.actions
+			acts, gen := r.actions, r.genKey
 			r.mu.Unlock()
-			return acts, nil
+			return acts, gen, nil
 		}
 		r.mu.Unlock()
 	}
@@ -102,7 +110,7 @@ func (r *registry) current() ([]surface.Action, error) {
 		text = v.String()
 	})
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	r.mu.Lock()
 	r.actionsReads++
@@ -113,7 +121,7 @@ func (r *registry) current() ([]surface.Action, error) {
 	if !same {
 		acts = nil
 		if err := decodeExact([]byte(text), &acts, false); err != nil {
-			return nil, newError("registry.actions", KindBadValue, "actions are not valid JSON: "+err.Error())
+			return nil, "", newError("registry.actions", KindBadValue, "actions are not valid JSON: "+err.Error())
 		}
 		if acts == nil {
 			acts = []surface.Action{}
@@ -122,7 +130,7 @@ func (r *registry) current() ([]surface.Action, error) {
 	var exposed map[string]bool
 	if r.hasExpose {
 		if exposed, err = r.readExpose(acts); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
 
@@ -131,11 +139,15 @@ func (r *registry) current() ([]surface.Action, error) {
 	if !same {
 		r.actionsParse++
 	}
+	if !same || r.genKey == "" || (r.hasExpose && !maps.Equal(r.exposed, exposed)) {
+		r.gen++
+		r.genKey = "g" + strconv.FormatUint(r.gen, 10)
+	}
 	r.key, r.text, r.actions = key, text, acts
 	if r.hasExpose {
 		r.exposed = exposed
 	}
-	return acts, nil
+	return acts, r.genKey, nil
 }
 
 // readExpose asks the host's expose predicate about every action id in one
@@ -146,7 +158,7 @@ func (r *registry) readExpose(acts []surface.Action) (map[string]bool, error) {
 	for i := range acts {
 		ids[i] = acts[i].ID
 	}
-	b, _ := json.Marshal(ids)
+	b, _ := surface.AppendJSON(nil, ids)
 	var text string
 	err := catch("registry.expose", func() {
 		v := r.host.Call("expose", string(b))
@@ -181,11 +193,11 @@ func (r *registry) isExposed(id string) bool {
 
 // View implements surface.Registry.
 func (r *registry) View(ctx context.Context, q surface.ViewQuery) (*surface.View, error) {
-	acts, err := r.current()
+	acts, gen, err := r.current()
 	if err != nil {
 		return nil, err
 	}
-	qb, err := json.Marshal(q)
+	qb, err := surface.AppendJSON(make([]byte, 0, 64), q)
 	if err != nil {
 		return nil, err
 	}
@@ -202,8 +214,7 @@ func (r *registry) View(ctx context.Context, q surface.ViewQuery) (*surface.View
 	text := v.String()
 	parsed, ok := r.views.get(text)
 	if !ok {
-		parsed = new(surface.View)
-		if err := decodeExact([]byte(text), parsed, false); err != nil {
+		if parsed, err = surface.ParseView([]byte(text)); err != nil {
 			return nil, newError("registry.view", KindBadValue, "view is not valid JSON: "+err.Error())
 		}
 		parsed.Actions = nil
@@ -211,7 +222,7 @@ func (r *registry) View(ctx context.Context, q surface.ViewQuery) (*surface.View
 	}
 	view := *parsed
 	// The kernel only reads the actions, so the cached slice is shared.
-	view.Actions = acts
+	view.Actions, view.ActionsVersion = acts, gen
 	return &view, nil
 }
 

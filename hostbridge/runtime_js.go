@@ -4,8 +4,10 @@ package hostbridge
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"syscall/js"
+	"unsafe"
 
 	"pling.dev/agent/surface"
 )
@@ -37,10 +39,11 @@ func ReadStats() Stats {
 //
 //	{ protocol, create(host, configJSON) -> instance | {error}, stats() }
 //
-// An instance is { handle(requestJSON, sessionGetter?) -> Promise<string>,
-// describe(inputJSON?) -> Promise<string>, close(), maxRequestBytes,
-// maxResponseBytes }. Only the holder of an instance can call it: there is
-// no table of instances to reach by number.
+// An instance is { handle(requestJSON, sessionGetter?, reply?, shared?) ->
+// Promise<string> | undefined, describe(inputJSON?, reply?) ->
+// Promise<string> | undefined, close(), maxRequestBytes, maxResponseBytes }
+// (see export for reply and shared). Only the holder of an instance can
+// call it: there is no table of instances to reach by number.
 func NewRuntime() js.Value {
 	e := theEnv()
 	rt := e.object.New()
@@ -85,44 +88,64 @@ const internalReply = `{"protocol":"` + surface.Protocol + `","id":"","ok":false
 const internalDescribe = `{"ok":false,"error":{"code":"INTERNAL_ERROR","message":"internal error"}}`
 
 // export builds the instance object. Each method copies its arguments,
-// starts a goroutine and returns a Promise at once: the work may await page
-// Promises (executor, session, ...), which must never happen inside a
-// callback.
+// starts a goroutine and returns at once: the work may await page Promises
+// (executor, session, ...), which must never happen inside a callback.
+//
+// handle(requestJSON, sessionGetter?, reply?, shared?) answers through a
+// Promise of the response text, or, when reply is a function, by calling
+// reply(text) once and returning undefined, which saves the calls that
+// make and settle a Promise. With shared === true as well, a description
+// whose capability list the kernel shares between answers (see
+// surface.SharedCaps) is answered as reply(text, id, listJSON) the first
+// time and reply(text, id) after that, text holding [] in place of the
+// list: the caller decodes each list once, keeps the last one it was sent,
+// and puts it back in. Only a caller that keeps the decoded list to itself
+// may ask for this: the list is the same object on every answer.
 func (s *Surface) export() js.Value {
 	inst := theEnv().object.New()
 	var handle, describeFn, closeFn js.Func
 	handle = funcOf("handle", func(_ js.Value, args []js.Value) js.Value {
+		a := answerer{s: s, fallback: internalReply}
+		if len(args) > 2 && args[2].Type() == js.TypeFunction {
+			a.reply = args[2]
+			a.shared = len(args) > 3 && args[3].Type() == js.TypeBoolean && args[3].Bool()
+		}
 		if len(args) < 1 || args[0].Type() != js.TypeString {
-			return resolvedPromise(string(s.failure(surface.CodeInvalidRequest, "request must be JSON text")))
+			return a.now(string(s.failure(surface.CodeInvalidRequest, "request must be JSON text")))
 		}
 		// Refuse an oversize request before copying it into Go: a string
 		// has at least as many UTF-8 bytes as UTF-16 code units.
 		if stringLength(args[0]) > s.limits.MaxRequestBytes {
-			return resolvedPromise(string(s.failure(surface.CodeInvalidRequest, "request is larger than the size limit")))
+			return a.now(string(s.failure(surface.CodeInvalidRequest, "request is larger than the size limit")))
 		}
 		req := []byte(args[0].String())
 		session := js.Undefined()
 		if len(args) > 1 && args[1].Type() == js.TypeFunction {
 			session = args[1]
 		}
-		return s.async("handle.run", internalReply, func() []byte {
-			return s.Handle(context.Background(), req, session)
+		return a.run("handle.run", func(dst []byte) ([]byte, surface.SharedCaps) {
+			return s.handle(context.Background(), dst, req, session)
 		})
 	}, func(*Error) js.Value { return resolvedPromise(internalReply) })
 
+	// describe(inputJSON?, reply?) answers like handle, without shared mode.
 	describeFn = funcOf("describe", func(_ js.Value, args []js.Value) js.Value {
+		a := answerer{s: s, fallback: internalDescribe}
+		if len(args) > 1 && args[1].Type() == js.TypeFunction {
+			a.reply = args[1]
+		}
 		var input []byte
 		if len(args) > 0 && !args[0].IsUndefined() && !args[0].IsNull() {
 			if args[0].Type() != js.TypeString {
-				return resolvedPromise(`{"ok":false,"error":{"code":"INVALID_REQUEST","message":"describe input must be JSON text"}}`)
+				return a.now(`{"ok":false,"error":{"code":"INVALID_REQUEST","message":"describe input must be JSON text"}}`)
 			}
 			if stringLength(args[0]) > s.limits.MaxRequestBytes {
-				return resolvedPromise(`{"ok":false,"error":{"code":"INVALID_REQUEST","message":"describe input is larger than the size limit"}}`)
+				return a.now(`{"ok":false,"error":{"code":"INVALID_REQUEST","message":"describe input is larger than the size limit"}}`)
 			}
 			input = []byte(args[0].String())
 		}
-		return s.async("describe.run", internalDescribe, func() []byte {
-			return s.Describe(context.Background(), input)
+		return a.run("describe.run", func([]byte) ([]byte, surface.SharedCaps) {
+			return s.Describe(context.Background(), input), surface.SharedCaps{}
 		})
 	}, func(*Error) js.Value { return resolvedPromise(internalDescribe) })
 
@@ -153,19 +176,110 @@ func (s *Surface) export() js.Value {
 	return inst
 }
 
-// async runs work on a goroutine and returns a Promise of its JSON answer.
-// A panic in work settles the Promise with fallback, so the caller always
-// gets an answer and the Go program keeps running.
-func (s *Surface) async(op, fallback string, work func() []byte) js.Value {
-	d, err := newDeferred()
-	if err != nil {
-		return resolvedPromise(fallback)
+// answerer delivers the one answer of an instance call: to the caller's
+// reply function when it gave one, else through a Promise.
+type answerer struct {
+	s        *Surface
+	fallback string   // the answer when the work breaks
+	reply    js.Value // the caller's reply function, or undefined
+	shared   bool     // the caller keeps shared capability lists (see export)
+}
+
+// now answers at once.
+func (a answerer) now(text string) js.Value {
+	if a.reply.Type() != js.TypeFunction {
+		return resolvedPromise(text)
 	}
-	settle := func(text string) {
-		_ = catch("resolve", func() { d.resolve.Invoke(text) })
+	_ = catch("reply", func() { a.reply.Invoke(text) })
+	return js.Undefined()
+}
+
+// run does work on a goroutine and answers with its result. A panic in
+// work answers the fallback, so the caller always gets an answer and the Go
+// program keeps running. work appends its answer to a pooled buffer.
+func (a answerer) run(op string, work func(dst []byte) ([]byte, surface.SharedCaps)) js.Value {
+	var settle func(text string)
+	result := js.Undefined()
+	if a.reply.Type() == js.TypeFunction {
+		settle = func(text string) { _ = catch("reply", func() { a.reply.Invoke(text) }) }
+	} else {
+		d, err := newDeferred()
+		if err != nil {
+			return resolvedPromise(a.fallback)
+		}
+		settle = func(text string) { _ = catch("resolve", func() { d.resolve.Invoke(text) }) }
+		result = d.promise
 	}
-	goSafe(op, func() { settle(string(work())) }, func(*Error) { settle(fallback) })
-	return d.promise
+	goSafe(op, func() {
+		buf := bufferPool.Get().(*[]byte)
+		b, shared := work((*buf)[:0])
+		if a.shared && shared.ID != 0 {
+			b = a.replyShared(b, shared)
+		} else {
+			settle(transient(b))
+		}
+		putBuffer(buf, b)
+	}, func(*Error) { settle(a.fallback) })
+	return result
+}
+
+// replyShared answers b without the shared capability list when the caller
+// holds it already (the one sent last), and with it, separately, otherwise.
+// The text without the list is built after b, in the same buffer, which it
+// returns.
+func (a answerer) replyShared(b []byte, shared surface.SharedCaps) []byte {
+	n := len(b)
+	b = append(b, b[:shared.Start]...)
+	b = append(b, "[]"...)
+	b = append(b, b[shared.End:n]...)
+	text, list := transient(b[n:]), transient(b[shared.Start:shared.End])
+	id := float64(shared.ID)
+
+	// No lock is held while JS runs: a reply function may call back in.
+	s := a.s
+	s.sentCapsMu.Lock()
+	known := s.sentCaps == shared.ID
+	s.sentCaps = 0 // until the caller has taken what is sent now
+	s.sentCapsMu.Unlock()
+	var err error
+	if known {
+		err = catch("reply", func() { a.reply.Invoke(text, id) })
+	} else {
+		err = catch("reply", func() { a.reply.Invoke(text, id, list) })
+	}
+	if err == nil {
+		s.sentCapsMu.Lock()
+		s.sentCaps = shared.ID
+		s.sentCapsMu.Unlock()
+	}
+	return b
+}
+
+// Answers are built in pooled buffers: a description is kilobytes, and
+// under WebAssembly allocating it, and collecting it later, costs about as
+// much as encoding it. Buffers that grew past maxPooledBuffer (a huge
+// answer) are left to the collector rather than kept.
+var bufferPool = sync.Pool{New: func() any {
+	b := make([]byte, 0, 16<<10)
+	return &b
+}}
+
+const maxPooledBuffer = 256 << 10
+
+// putBuffer returns p to the pool holding b, which was appended to *p.
+func putBuffer(p *[]byte, b []byte) {
+	if cap(b) <= maxPooledBuffer {
+		*p = b[:0]
+		bufferPool.Put(p)
+	}
+}
+
+// transient views b as a string without copying it, for a value handed
+// straight to JS: syscall/js copies a string argument into a JS string
+// while making the call, so b may be reused once the call returned. It
+// must not be kept anywhere.
+func transient(b []byte) string {
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 // stringLength returns the UTF-16 length of a JS string without copying it

@@ -18,7 +18,7 @@ import (
 type executor struct{ host js.Value }
 
 func (x executor) Execute(ctx context.Context, call surface.Call) (json.RawMessage, error) {
-	cb, err := json.Marshal(call.Context)
+	cb, err := surface.AppendJSON(make([]byte, 0, 256), call.Context)
 	if err != nil {
 		return nil, err
 	}
@@ -30,6 +30,42 @@ func (x executor) Execute(ctx context.Context, call surface.Call) (json.RawMessa
 	}
 	if v, err = settleValue(ctx, "execute", v, 0); err != nil {
 		return nil, err
+	}
+	if v.Type() != js.TypeString {
+		return nil, newError("execute", KindBadValue, "execute() must answer JSON text")
+	}
+	return json.RawMessage(v.String()), nil
+}
+
+// settlingExecutor implements surface.Executor on the optional
+// host.executeAsync(action, argsJSON, contextJSON, settle, id), which
+// answers JSON text at once when the page's executor did, and otherwise
+// answers undefined and later calls settle(id, true, text) or
+// settle(id, false, reason) itself. Waiting that way takes one call into JS
+// where awaiting a returned Promise takes five, each leaving Go a JS value
+// to track and finalize, which measured as much as the rest of an invoke's
+// bridge work.
+type settlingExecutor struct{ host js.Value }
+
+func (x settlingExecutor) Execute(ctx context.Context, call surface.Call) (json.RawMessage, error) {
+	cb, err := surface.AppendJSON(make([]byte, 0, 256), call.Context)
+	if err != nil {
+		return nil, err
+	}
+	id, ch := expect()
+	var v js.Value
+	if err := catch("execute", func() {
+		v = x.host.Call("executeAsync", call.Action, string(call.Input), string(cb), theEnv().settle.Value, float64(id))
+	}); err != nil {
+		forget(id)
+		return nil, err
+	}
+	if v.IsUndefined() {
+		if v, err = waitSettled(ctx, "execute", id, ch, 0); err != nil {
+			return nil, err
+		}
+	} else {
+		forget(id)
 	}
 	if v.Type() != js.TypeString {
 		return nil, newError("execute", KindBadValue, "execute() must answer JSON text")
@@ -58,13 +94,18 @@ type wireSession struct {
 // throw, a rejection, a timeout, text that is not a session) is an error,
 // which the kernel answers with SESSION_INVALID: it never means "no session".
 func sessionSource(host js.Value, hasHost bool, timeout time.Duration) surface.SessionSource {
-	var last lastText[surface.Session]
+	// The last session each kind of getter answered: host.session() may
+	// answer true for "the same as my last text", which must never pick up
+	// the session of a per-call getter.
+	var lastHost, lastCall lastText[surface.Session]
 	return func(ctx context.Context) (*surface.Session, error) {
 		var v js.Value
 		var err error
+		fromHost := false
 		if fn, ok := ctx.Value(sessionKey{}).(js.Value); ok {
 			err = catch("session", func() { v = fn.Invoke() })
 		} else if hasHost {
+			fromHost = true
 			err = catch("session", func() { v = host.Call("session") })
 		} else {
 			return nil, nil
@@ -75,14 +116,26 @@ func sessionSource(host js.Value, hasHost bool, timeout time.Duration) surface.S
 		if v, err = settleValue(ctx, "session", v, timeout); err != nil {
 			return nil, err
 		}
+		last := &lastCall
+		if fromHost {
+			last = &lastHost
+		}
 		switch v.Type() {
 		case js.TypeNull, js.TypeUndefined:
 			return nil, nil
+		case js.TypeBoolean:
+			// true: the same session as the text host.session() answered
+			// last (see sessionGetter in js/pling-surface.js).
+			if s := last.value(); fromHost && v.Bool() && s != nil {
+				c := *s
+				return &c, nil
+			}
 		case js.TypeString:
 			text := v.String()
 			s, ok := last.get(text)
 			if !ok {
 				if s, err = parseSession([]byte(text)); err != nil {
+					last.put("", nil) // true cannot mean this text
 					return nil, err
 				}
 				last.put(text, s)
@@ -234,7 +287,7 @@ type auditor struct {
 }
 
 func (a auditor) onAudit(_ context.Context, ev surface.AuditEvent) error {
-	b, err := json.Marshal(ev)
+	b, err := surface.AppendJSON(make([]byte, 0, 256), ev)
 	if err != nil {
 		return err
 	}
@@ -253,7 +306,7 @@ func (a auditor) onAudit(_ context.Context, ev surface.AuditEvent) error {
 }
 
 func (a auditor) onAuditError(_ context.Context, err error, ev surface.AuditEvent) {
-	b, merr := json.Marshal(ev)
+	b, merr := surface.AppendJSON(nil, ev)
 	if merr != nil {
 		return
 	}

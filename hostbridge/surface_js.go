@@ -4,7 +4,6 @@ package hostbridge
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -35,6 +34,12 @@ type Surface struct {
 	hasSession  bool
 
 	closed atomic.Bool
+
+	// sentCaps is the shared capability list last passed to a reply
+	// function in shared mode (see export): the JS runtime keeps exactly
+	// that one, decoded, so a later answer naming it leaves it out.
+	sentCapsMu sync.Mutex
+	sentCaps   uint64
 }
 
 // New wires a kernel to host with cfg. It fails on a configuration error.
@@ -78,6 +83,9 @@ func New(host js.Value, cfg Config) (*Surface, error) {
 		MaxRecordLimit: cfg.MaxRecordLimit,
 		ExecuteTimeout: execTimeout,
 		Limits:         s.limits,
+	}
+	if hasFunc(host, "executeAsync") {
+		o.Execute = settlingExecutor{host: host}
 	}
 	switch {
 	case s.reg.hasExpose:
@@ -148,18 +156,25 @@ func (s *Surface) kernelFor(perCall bool) (*surface.Surface, error) {
 // host.session()); otherwise the host's session applies. The answer is the
 // encoded response, never larger than Limits.MaxResponseBytes.
 func (s *Surface) Handle(ctx context.Context, request []byte, session js.Value) []byte {
+	b, _ := s.handle(ctx, nil, request, session)
+	return b
+}
+
+// handle is Handle that appends the answer to dst and locates a shared
+// capability list in it (see surface.SharedCaps).
+func (s *Surface) handle(ctx context.Context, dst, request []byte, session js.Value) ([]byte, surface.SharedCaps) {
 	if s.closed.Load() {
-		return s.failure(surface.CodeInternalError, "surface is closed")
+		return s.failure(surface.CodeInternalError, "surface is closed"), surface.SharedCaps{}
 	}
 	perCall := session.Type() == js.TypeFunction
 	k, err := s.kernelFor(perCall)
 	if err != nil {
-		return s.failure(surface.CodeInternalError, "internal error")
+		return s.failure(surface.CodeInternalError, "internal error"), surface.SharedCaps{}
 	}
 	if perCall {
 		ctx = context.WithValue(ctx, sessionKey{}, session)
 	}
-	return k.HandleJSON(ctx, request)
+	return k.HandleJSONAppend(ctx, dst, request)
 }
 
 // failure encodes a protocol failure the kernel never saw.
@@ -170,36 +185,31 @@ func (s *Surface) failure(code surface.Code, msg string) []byte {
 	})
 }
 
-// describeAnswer is what a direct describe() resolves to.
-type describeAnswer struct {
-	OK     bool                 `json:"ok"`
-	Result *surface.Description `json:"result,omitempty"`
-	Error  *surface.Error       `json:"error,omitempty"`
-}
-
 // Describe answers a direct in-page describe with input as JSON text (empty:
-// no input). Session failures keep their SESSION_* codes, which the JS
-// runtime turns into SurfaceSessionError.
+// no input): {"ok":true,"result":description} or {"ok":false,"error":error}.
+// Session failures keep their SESSION_* codes, which the JS runtime turns
+// into SurfaceSessionError.
 func (s *Surface) Describe(ctx context.Context, input []byte) []byte {
-	var ans describeAnswer
+	var perr *surface.Error
 	if s.closed.Load() {
-		ans.Error = &surface.Error{Code: surface.CodeInternalError, Message: "surface is closed"}
-	} else if in, perr := parseDescribeInput(input, s.limits.MaxRequestBytes); perr != nil {
-		ans.Error = perr
-	} else if d, err := s.main.Describe(ctx, in); err != nil {
-		var pe *surface.Error
-		if !errors.As(err, &pe) {
-			pe = &surface.Error{Code: surface.CodeInternalError, Message: "internal error"}
+		perr = &surface.Error{Code: surface.CodeInternalError, Message: "surface is closed"}
+	} else if in, e := parseDescribeInput(input, s.limits.MaxRequestBytes); e != nil {
+		perr = e
+	} else if d, err := s.main.DescribeJSON(ctx, in); err != nil {
+		if !errors.As(err, &perr) {
+			perr = &surface.Error{Code: surface.CodeInternalError, Message: "description could not be encoded"}
 		}
-		ans.Error = pe
 	} else {
-		ans.OK, ans.Result = true, d
+		b := make([]byte, 0, len(d)+len(`{"ok":true,"result":}`))
+		b = append(b, `{"ok":true,"result":`...)
+		b = append(b, d...)
+		return append(b, '}')
 	}
-	b, err := json.Marshal(ans)
+	b, err := surface.AppendJSON([]byte(`{"ok":false,"error":`), perr)
 	if err != nil {
-		b, _ = json.Marshal(describeAnswer{Error: &surface.Error{Code: surface.CodeInternalError, Message: "description could not be encoded"}})
+		return []byte(internalDescribe)
 	}
-	return b
+	return append(b, '}')
 }
 
 // Close marks the surface closed: later calls answer INTERNAL_ERROR. Calls

@@ -412,6 +412,8 @@ export interface AgentSurface {
   listen(options?: ListenOptions): () => void;
   /** Stops every listener and releases the kernel. Later calls fail with INTERNAL_ERROR. */
   close(): void;
+  /** Offers the effective capabilities as WebMCP tools (loads pling-webmcp.js); resolves after the first registration. See pling-webmcp.d.ts. */
+  webmcp(options?: import("./pling-webmcp.js").WebMCPOptions): Promise<import("./pling-webmcp.js").WebMCPBridge>;
 }
 
 export interface SurfaceAPI {

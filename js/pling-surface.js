@@ -318,13 +318,14 @@ export function defineRegistry(spec) {
 // values (actions, views, results, sessions) are encoded with JSON.stringify
 // here: they come from the page's own code, not from a caller.
 
-function sessionText(s) {
+/** The session's fields as they cross to the kernel, or null for no session. */
+function sessionFields(s) {
   if (s === null || s === undefined) return null;
   if (typeof s !== "object") throw new TypeError("a session must be an object");
   const time = (t) => (t instanceof Date ? t.getTime() : t);
   // Only the session's fields cross; anything else the page keeps on the
   // object (a token, say) stays in the page.
-  return jsonStringify({
+  return {
     agentId: s.agentId,
     sessionId: s.sessionId,
     userId: s.userId,
@@ -332,14 +333,67 @@ function sessionText(s) {
     scope: s.scope,
     delegationId: s.delegationId,
     revokedAt: time(s.revokedAt),
-  });
+  };
 }
 
-/** A session getter for the bridge from a session object or getter. */
-function sessionGetter(source) {
+function sessionText(s) {
+  const f = sessionFields(s);
+  return f === null ? null : jsonStringify(f);
+}
+
+const isPrimitive = (v) => v === null || (typeof v !== "object" && typeof v !== "function");
+
+/**
+ * The values session text is made of, when that text is a function of them
+ * alone (primitives, and a plain array of strings for the scope); else
+ * undefined.
+ */
+function sessionSnapshot(f) {
+  if (f === null) return undefined;
+  const { agentId, sessionId, userId, expiresAt, scope, delegationId, revokedAt } = f;
+  const snap = [agentId, sessionId, userId, expiresAt, delegationId, revokedAt];
+  for (let i = 0; i < snap.length; i++) if (!isPrimitive(snap[i])) return undefined;
+  if (!isArray(scope) || getPrototypeOf(scope) !== ArrayPrototype || "toJSON" in scope) return undefined;
+  for (let i = 0; i < scope.length; i++) {
+    if (typeof scope[i] !== "string") return undefined;
+    snap.push(scope[i]);
+  }
+  return snap;
+}
+
+function sameSnapshot(a, b) {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/**
+ * A session getter for the bridge from a session object or getter.
+ * repeats: answer true instead of the text when the session is the one whose
+ * text it answered last, which saves encoding and copying it on every call.
+ * Only the host's own getter may: the kernel keeps one last session per
+ * getter it calls, and a private channel's getter shares it with others.
+ * Once the page answers with a Promise, the getter always answers text,
+ * because a late answer could arrive after a newer one.
+ */
+function sessionGetter(source, repeats) {
+  let last; // snapshot of the session last answered as text
+  let settles = false; // the page has answered with a Promise
   return () => {
     const s = typeof source === "function" ? source() : source;
-    return isThenable(s) ? PromiseResolve(s).then(sessionText) : sessionText(s);
+    if (isThenable(s)) {
+      settles = true;
+      last = undefined;
+      return PromiseResolve(s).then(sessionText);
+    }
+    if (!repeats || settles) return sessionText(s);
+    const f = sessionFields(s);
+    const snap = sessionSnapshot(f);
+    if (snap !== undefined && last !== undefined && sameSnapshot(snap, last)) return true;
+    last = undefined;
+    const text = f === null ? null : jsonStringify(f);
+    last = snap;
+    return text;
   };
 }
 
@@ -364,8 +418,24 @@ function buildHost(options) {
       const v = registry.view(freeze(query));
       return isThenable(v) ? PromiseResolve(v).then((x) => jsonStringify(x)) : jsonStringify(v);
     },
-    execute: async (id, argsJson, contextJSON) =>
-      resultText(await execute(id, argsJson, freeze(jsonParse(contextJSON)))),
+    // An executor that answers at once is answered at once: the kernel then
+    // has no Promise to wait for. A throw fails the call either way.
+    execute: (id, argsJson, contextJSON) => {
+      const r = execute(id, argsJson, freeze(jsonParse(contextJSON)));
+      return isThenable(r) ? PromiseResolve(r).then(resultText) : resultText(r);
+    },
+    // The same, reporting a later answer through the kernel's settle(callId,
+    // ok, value) instead of handing it a Promise to wait for: one call into
+    // the kernel instead of several (see hostbridge/doc_js.go).
+    executeAsync: (id, argsJson, contextJSON, settle, callId) => {
+      const r = execute(id, argsJson, freeze(jsonParse(contextJSON)));
+      if (!isThenable(r)) return resultText(r);
+      PromiseResolve(r).then(resultText).then(
+        (text) => settle(callId, true, text),
+        (reason) => settle(callId, false, reason),
+      );
+      return undefined;
+    },
   };
   if (typeof registry.version === "function") host.version = () => registry.version();
   if (typeof expose === "function") {
@@ -384,7 +454,7 @@ function buildHost(options) {
       return jsonStringify(out);
     };
   }
-  if (session !== undefined) host.session = sessionGetter(session);
+  if (session !== undefined) host.session = sessionGetter(session, true);
   if (rateLimit && rateLimit.limiter !== undefined) {
     const limiter = rateLimit.limiter;
     host.allow = (key, nowMs) => limiter.allow(key, nowMs);
@@ -501,20 +571,58 @@ function bind(runtime) {
     const stops = new Set();
     let closed = false;
 
+    // The capability list the kernel last sent in shared mode, decoded once.
+    // Answers that name it leave it out and get this object back in; it only
+    // ever goes into postMessage, whose structured clone copies it, so no
+    // caller can change it.
+    let sharedCaps = { id: 0, list: undefined };
+
+    // Asks the kernel for the answer to JSON text. The kernel answers by
+    // calling reply (which saves making and settling a Promise in Go); an
+    // instance that answers with a Promise instead is awaited.
+    const ask = (text, sessionFn, shared) =>
+      new Promise((resolve) => {
+        const reply = (out, capsId, capsText) => {
+          if (capsId === undefined) {
+            resolve({ out });
+            return;
+          }
+          if (capsText !== undefined) {
+            sharedCaps = { id: 0, list: undefined };
+            try {
+              sharedCaps = { id: capsId, list: jsonParse(capsText) };
+            } catch (e) {
+              resolve({ out, shared: true });
+              throw e; // so the kernel knows the list was not kept
+            }
+          }
+          resolve({ out, caps: sharedCaps.id === capsId ? sharedCaps.list : undefined, shared: true });
+        };
+        const r = inst.handle(text, sessionFn, reply, shared === true);
+        if (r !== undefined) resolve(PromiseResolve(r).then((out) => ({ out })));
+      });
+
     // Sends JSON text to the kernel; the answer is an envelope, never a rejection.
-    const call = async (id, text, sessionFn) => {
+    // shared: the envelope is only ever posted (see sharedCaps).
+    const call = async (id, text, sessionFn, shared) => {
       try {
-        const out = await inst.handle(text, sessionFn);
+        const answer = await ask(text, sessionFn, shared);
+        const out = answer.out;
         if (typeof out !== "string") return failure(id, "INTERNAL_ERROR", "internal error");
         if (out.length > maxResponseBytes) return failure(id, "INTERNAL_ERROR", "response is larger than the size limit");
-        return jsonParse(out);
+        const envelope = jsonParse(out);
+        if (answer.shared) {
+          if (answer.caps === undefined || !isPlainObject(envelope.result)) return failure(id, "INTERNAL_ERROR", "internal error");
+          envelope.result.capabilities = answer.caps;
+        }
+        return envelope;
       } catch {
         // The Go program has exited, or the instance was closed under us.
         return failure(id, "INTERNAL_ERROR", "internal error");
       }
     };
 
-    const serve = (request, sessionFn, budget) => {
+    const serve = (request, sessionFn, budget, shared) => {
       const id = requestIdOf(request);
       if (closed) return PromiseResolve(failure(id, "INTERNAL_ERROR", "surface is closed"));
       let text;
@@ -524,7 +632,7 @@ function bind(runtime) {
         const message = e instanceof RequestError ? e.message : "request could not be read";
         return PromiseResolve(failure(id, "INVALID_REQUEST", message));
       }
-      return call(id, text, sessionFn);
+      return call(id, text, sessionFn, shared);
     };
 
     async function handle(request) {
@@ -547,7 +655,11 @@ function bind(runtime) {
       }
       let answer;
       try {
-        answer = jsonParse(await inst.describe(text));
+        const out = await new Promise((resolve) => {
+          const r = inst.describe(text, resolve);
+          if (r !== undefined) resolve(r);
+        });
+        answer = jsonParse(out);
       } catch {
         throw protocolError("INTERNAL_ERROR", "internal error");
       }
@@ -612,7 +724,7 @@ function bind(runtime) {
             reply(failure(requestIdOf(envelope), "INVALID_REQUEST", "message has members other than channel, kind, app and envelope"));
             return;
           }
-          serve(envelope, sessionFn, budget).then(reply);
+          serve(envelope, sessionFn, budget, true).then(reply);
         } catch {
           // A listener never throws into the page.
         }
@@ -700,7 +812,7 @@ function bind(runtime) {
             reply(failure(requestIdOf(envelope), "INVALID_REQUEST", "message has members other than channel, kind, app and envelope"));
             return;
           }
-          serve(envelope, undefined, budget).then(reply);
+          serve(envelope, undefined, budget, true).then(reply);
         } catch {
           // A listener never throws into the page.
         }
@@ -737,7 +849,21 @@ function bind(runtime) {
       }
     }
 
-    return freeze({ describe, handle, listen, close });
+    // Opt-in WebMCP tools (pling-webmcp.js, loaded on first use). close()
+    // stops the bridge with the listeners.
+    async function webmcp(webmcpOptions) {
+      if (closed) throw new Error("webmcp: the surface is closed");
+      const { bridgeWebMCP } = await import("./pling-webmcp.js");
+      if (closed) throw new Error("webmcp: the surface is closed");
+      const stop = () => bridge.stop();
+      const bridge = bridgeWebMCP(api, webmcpOptions, () => stops.delete(stop));
+      if (bridge.supported) stops.add(stop);
+      await bridge.ready;
+      return bridge;
+    }
+
+    const api = freeze({ describe, handle, listen, close, webmcp });
+    return api;
   }
 
   return freeze({

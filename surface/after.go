@@ -2,6 +2,7 @@ package surface
 
 import (
 	"context"
+	"encoding/json"
 	"reflect"
 	"sort"
 )
@@ -44,7 +45,7 @@ func (s *Surface) observe(ctx context.Context, before *View, target *Record) *Ob
 func diffMaps(a, b map[string]any, n int) (map[string]any, int) {
 	var keys []string
 	for k, bv := range b {
-		if av, ok := a[k]; !ok || !reflect.DeepEqual(av, bv) {
+		if av, ok := a[k]; !ok || !sameValue(av, bv) {
 			keys = append(keys, k)
 		}
 	}
@@ -67,4 +68,23 @@ func diffMaps(a, b map[string]any, n int) (map[string]any, int) {
 		out[k] = b[k] // nil when removed
 	}
 	return out, omitted
+}
+
+// sameValue is reflect.DeepEqual for the values a JSON-decoded registry
+// holds, without reflection for the common leaves.
+func sameValue(a, b any) bool {
+	switch x := a.(type) {
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case json.Number:
+		y, ok := b.(json.Number)
+		return ok && x == y
+	case bool:
+		y, ok := b.(bool)
+		return ok && x == y
+	case nil:
+		return b == nil
+	}
+	return reflect.DeepEqual(a, b)
 }

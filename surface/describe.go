@@ -23,22 +23,21 @@ func (s *Surface) describe(ctx context.Context, sess *Session, in DescribeInput)
 	if perr != nil {
 		return nil, perr
 	}
-	set := s.effective(view, sess)
+	set := s.capabilities(view, sess)
 	lim := s.opts.Context
 
-	d := &Description{Protocol: Protocol, App: s.opts.App, Capabilities: set.caps}
-	if d.Capabilities == nil {
-		d.Capabilities = []Capability{}
-	}
-	sig := signature(d.Capabilities)
-	if in.Changed && s.sigs.unchanged(sess, view.Route, sig) {
+	d := &Description{Protocol: Protocol, App: s.opts.App, Capabilities: set.caps,
+		capsJSON: set.json, capsLen: len(set.caps), capsID: set.jsonID}
+	if in.Changed && s.sigs.unchanged(sess, view.Route, set.sig) {
 		d.Capabilities = []Capability{}
 		d.CapabilitiesUnchanged = true
+		d.capsJSON, d.capsLen, d.capsID = nil, 0, 0
 	}
-	s.sigs.store(sess, view.Route, sig)
+	s.sigs.store(sess, view.Route, set.sig)
 	if n := len(d.Capabilities); n > lim.MaxCapabilities {
 		d.Capabilities = d.Capabilities[:lim.MaxCapabilities]
 		d.CapabilitiesTotal = n
+		d.capsJSON, d.capsLen, d.capsID = set.shown, len(d.Capabilities), set.shownID
 	}
 
 	c := &d.Context

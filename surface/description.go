@@ -17,6 +17,15 @@ type Description struct {
 	// ignore it: they see an empty list only when they asked for one.
 	CapabilitiesUnchanged bool    `json:"capabilitiesUnchanged,omitempty"`
 	Context               Context `json:"context"`
+
+	// capsJSON is the encoding of Capabilities (capsLen entries) that the
+	// kernel built with the list, so encoding the response splices it in
+	// instead of encoding the list again; capsID names those bytes when
+	// they are cached and shared (see SharedCaps). Descriptions handed to
+	// callers never carry them (see detach).
+	capsJSON []byte
+	capsLen  int
+	capsID   uint64
 }
 
 // Context is the bounded page context of a description. Every list has an

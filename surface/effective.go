@@ -33,8 +33,8 @@ func (s *Surface) effective(view *View, sess *Session) *effectiveSet {
 	for i := range view.Actions {
 		counts[view.Actions[i].ID]++
 	}
-	reported := map[string]bool{}
-	set := &effectiveSet{}
+	var reported map[string]bool
+	set := &effectiveSet{caps: make([]Capability, 0, len(view.Actions))}
 	for i := range view.Actions {
 		a := &view.Actions[i]
 		if a.ID == "" || !s.exposed(a.ID) {
@@ -48,6 +48,9 @@ func (s *Surface) effective(view *View, sess *Session) *effectiveSet {
 		if counts[a.ID] > 1 {
 			// Two actions behind one id would make invoke ambiguous.
 			if !reported[a.ID] {
+				if reported == nil {
+					reported = map[string]bool{}
+				}
 				reported[a.ID] = true
 				set.withheld = append(set.withheld, Unavailable{ID: a.ID, Reason: "capability id is declared more than once"})
 			}

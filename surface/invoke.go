@@ -88,7 +88,7 @@ func (s *Surface) handleInvoke(ctx context.Context, ev *AuditEvent, req *request
 	}
 
 	// 6. the page's executor, exactly once.
-	args, err := json.Marshal(input)
+	args, err := AppendJSON(make([]byte, 0, 128), input)
 	if err != nil {
 		return s.reject(ev, id, newError(CodeInternalError, "input could not be encoded"))
 	}

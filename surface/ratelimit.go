@@ -53,12 +53,16 @@ type SlidingWindow struct {
 	calls int
 }
 
-// ring holds a key's admitted times, oldest first; it never holds more than max.
+// ring holds a key's admitted times, oldest first; it never holds more than
+// max. It starts small and grows as the key uses it: a limit of a million
+// requests a minute must not cost 24 MB for every session that sends one.
 type ring struct {
 	times []time.Time
 	head  int
 	n     int
 }
+
+const initialRing = 8
 
 // NewSlidingWindow returns a limiter admitting max requests per window per key.
 func NewSlidingWindow(max int, window time.Duration) *SlidingWindow {
@@ -75,12 +79,12 @@ func (l *SlidingWindow) Allow(_ context.Context, key string, now time.Time) (Dec
 	}
 	r := l.logs[key]
 	if r == nil {
-		r = &ring{times: make([]time.Time, l.max)}
+		r = &ring{times: make([]time.Time, min(l.max, initialRing))}
 		l.logs[key] = r
 	}
 	r.expire(now, l.window)
 	if r.n < l.max {
-		r.push(now)
+		r.push(now, l.max)
 		return Decision{Verdict: Allow}, nil
 	}
 	// The oldest admitted time leaves the window at oldest+window. A clock
@@ -116,7 +120,14 @@ func (r *ring) expire(now time.Time, window time.Duration) {
 	}
 }
 
-func (r *ring) push(t time.Time) {
+func (r *ring) push(t time.Time, max int) {
+	if r.n == len(r.times) {
+		// Full but below max: grow, keeping the times in order from 0.
+		grown := make([]time.Time, min(max, 2*len(r.times)))
+		n := copy(grown, r.times[r.head:])
+		copy(grown[n:], r.times[:r.head])
+		r.times, r.head = grown, 0
+	}
 	r.times[(r.head+r.n)%len(r.times)] = t
 	r.n++
 }

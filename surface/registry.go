@@ -44,6 +44,13 @@ type View struct {
 	Route string `json:"route,omitempty"`
 	// Actions lists the page's actions now, in the order they should be shown.
 	Actions []Action `json:"actions"`
+	// ActionsVersion, when not empty, names this exact Actions list: a
+	// registry must give a different version whenever the actions (or
+	// the answers of Options.Expose for them) change. The kernel then
+	// derives each session's capability list, its signature and its
+	// encoding once per version and scope instead of on every describe.
+	// Empty means unknown: everything is derived from Actions again.
+	ActionsVersion string `json:"-"`
 	// Regions are the page areas with business meaning.
 	Regions []Region `json:"regions,omitempty"`
 	// Records are the records the query asked for.

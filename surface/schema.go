@@ -46,13 +46,13 @@ func (c *schemaCache) get(raw json.RawMessage) (*jsonschema.Schema, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, nil
 	}
-	key := string(raw)
 	c.mu.Lock()
-	e, ok := c.entries[key]
+	e, ok := c.entries[string(raw)] // no copy of raw for a lookup
 	c.mu.Unlock()
 	if ok {
 		return e.schema, e.err
 	}
+	key := string(raw)
 	s, err := compileSchema(raw)
 	c.mu.Lock()
 	if len(c.entries) >= c.max {

@@ -2,7 +2,6 @@ package surface
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -20,6 +19,8 @@ type Surface struct {
 	window  time.Duration // replay window
 	schemas *schemaCache
 	sigs    *signatureCache
+	// capCache holds capability sets per actions version (View.ActionsVersion).
+	capCache capCache
 }
 
 // New returns a Surface for opts. It fails only on a configuration error
@@ -92,7 +93,15 @@ func (s *Surface) Handle(ctx context.Context, data []byte) *Response {
 	start := s.now()
 	resp, ev := s.handleBytes(ctx, data)
 	s.emit(ctx, start, ev)
+	detachResult(resp)
 	return resp
+}
+
+// detachResult gives the caller a description of its own (see detach).
+func detachResult(r *Response) {
+	if d, ok := r.Result.(*Description); ok && d != nil {
+		d.detach()
+	}
 }
 
 // HandleValue answers a request that a transport has already decoded (for
@@ -110,6 +119,7 @@ func (s *Surface) HandleValue(ctx context.Context, v any) *Response {
 		resp, ev = s.handleTree(ctx, tree)
 	}
 	s.emit(ctx, start, ev)
+	detachResult(resp)
 	return resp
 }
 
@@ -119,34 +129,70 @@ func (s *Surface) HandleValue(ctx context.Context, v any) *Response {
 // once, but the caller never saw its result. Transports should prefer it
 // to Handle followed by Encode, whose audit cannot know the encoded size.
 func (s *Surface) HandleJSON(ctx context.Context, data []byte) []byte {
+	b, _ := s.HandleJSONAppend(ctx, nil, data)
+	return b
+}
+
+// SharedCaps locates, in an encoded response, a capability list that the
+// kernel encoded once and splices into every description of the same
+// actions version and session scope (see View.ActionsVersion). Equal
+// non-zero IDs mean byte-equal lists, so a transport that keeps the decoded
+// list of an earlier response can leave those bytes out of the next one and
+// reuse what it has.
+type SharedCaps struct {
+	ID         uint64 // 0: no shared list in this response
+	Start, End int    // the list is resp[Start:End]
+}
+
+// HandleJSONAppend is HandleJSON that appends the response to dst, so a
+// transport can reuse its buffers (a response is often kilobytes, and
+// allocating it is a good part of a request's cost under WebAssembly), and
+// that also says where a shared capability list sits in it (offsets into
+// the returned slice).
+func (s *Surface) HandleJSONAppend(ctx context.Context, dst, data []byte) ([]byte, SharedCaps) {
 	start := s.now()
 	resp, ev := s.handleBytes(ctx, data)
-	b, ok := s.encode(resp)
+	b, shared, ok := s.encode(dst, resp)
 	if !ok {
 		ev.Outcome, ev.Code = OutcomeProtocolError, string(CodeInternalError)
 	}
 	s.emit(ctx, start, ev)
-	return b
+	return b, shared
 }
 
 // Encode marshals r within Limits.MaxResponseBytes; a response over it is
 // replaced by INTERNAL_ERROR.
 func (s *Surface) Encode(r *Response) []byte {
-	b, _ := s.encode(r)
+	b, _, _ := s.encode(nil, r)
 	return b
 }
 
-func (s *Surface) encode(r *Response) ([]byte, bool) {
-	b, err := json.Marshal(r)
-	if err == nil && len(b) <= s.opts.Limits.MaxResponseBytes {
-		return b, true
+// encode appends r to dst as AppendJSON does, keeping track of where a
+// shared capability list went.
+func (s *Surface) encode(dst []byte, r *Response) ([]byte, SharedCaps, bool) {
+	if dst == nil {
+		size := 512
+		if d, ok := r.Result.(*Description); ok && d != nil {
+			size += len(d.capsJSON) + 2048
+		}
+		dst = make([]byte, 0, size)
+	}
+	w := wire{b: dst}
+	w.value(r)
+	b, shared, err := w.b, w.shared, w.err
+	if err == nil && w.slow {
+		b, err = AppendJSON(dst, r)
+		shared = SharedCaps{}
+	}
+	if err == nil && len(b)-len(dst) <= s.opts.Limits.MaxResponseBytes {
+		return b, shared, true
 	}
 	msg := "response could not be encoded"
 	if err == nil {
 		msg = "response is larger than the size limit"
 	}
-	b, _ = json.Marshal(&Response{Protocol: Protocol, ID: r.ID, OK: false, Error: newError(CodeInternalError, msg)})
-	return b, false
+	b, _ = AppendJSON(dst, &Response{Protocol: Protocol, ID: r.ID, OK: false, Error: newError(CodeInternalError, msg)})
+	return b, SharedCaps{}, false
 }
 
 func (s *Surface) handleBytes(ctx context.Context, data []byte) (*Response, *AuditEvent) {
@@ -179,7 +225,31 @@ func (s *Surface) Describe(ctx context.Context, in DescribeInput) (d *Descriptio
 	if e != nil {
 		return nil, e
 	}
+	d.detach()
 	return d, nil
+}
+
+// DescribeJSON is Describe with the description encoded, as AppendJSON
+// encodes it. It saves the copy Describe makes for its caller and reuses
+// the encoded capability list when the registry gives ActionsVersion.
+func (s *Surface) DescribeJSON(ctx context.Context, in DescribeInput) (b []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			b, err = nil, newError(CodeInternalError, "internal error")
+		}
+	}()
+	if e := in.validate(); e != nil {
+		return nil, e
+	}
+	sess, e := s.session(ctx)
+	if e != nil {
+		return nil, e
+	}
+	d, e := s.describe(ctx, sess, in)
+	if e != nil {
+		return nil, e
+	}
+	return AppendJSON(make([]byte, 0, len(d.capsJSON)+2048), d)
 }
 
 func (in DescribeInput) validate() *Error {

@@ -98,7 +98,29 @@ async function startSurface() {
   };
   switchSurface();
   onDelegationChange(switchSurface);
+  // Where the browser has WebMCP, the same capabilities are browser tools
+  // too, following every grant, revocation and mode switch of the panel.
+  if (document.modelContext) {
+    followWebMCP();
+    onDelegationChange(followWebMCP);
+  }
   return active.surface;
+}
+
+let webmcp = null; // { surface, bridge } of the listening surface's WebMCP tools
+
+function followWebMCP() {
+  const surface = active && active.surface;
+  if (webmcp && webmcp.surface === surface) {
+    webmcp.bridge.then((b) => b.refresh(), () => {});
+    return;
+  }
+  // The previous surface's tools go first: they hold the same names.
+  const previous = webmcp ? webmcp.bridge.then((b) => b.stop(), () => {}) : Promise.resolve();
+  // Notes are free text typed by people and agents: the output is marked untrusted.
+  const bridge = previous.then(() => surface.webmcp({ untrustedContent: true }));
+  bridge.catch((err) => console.warn("orders: WebMCP tools unavailable:", err));
+  webmcp = { surface, bridge };
 }
 
 function switchSurface() {

@@ -1,0 +1,602 @@
+// pling-webmcp.js: offers a surface's effective capabilities as WebMCP tools.
+//
+//   const bridge = await surface.webmcp();          // or bridgeWebMCP(surface)
+//   bridge.refresh();                               // after the page changed its session
+//
+// WebMCP is the browser's own tool registry for agents
+// (document.modelContext.registerTool). Each capability the surface's session
+// may use becomes one tool; a folded template becomes one tool with the record
+// parameter added. Every call goes through surface.handle() as an invoke with
+// a fresh request id, so session, scope, rate limit, replay guard, validation
+// and audit apply exactly as they do for any other caller. The tools follow
+// the surface: the bridge reads describe() on a timer and on refresh(), and
+// unregisters what the session can no longer use.
+//
+// Only the page's own document is touched; nothing here reaches the kernel
+// except through the surface's public methods.
+
+const PROTOCOL = "pling.surface/0.1";
+const SESSION_CODES = ["SESSION_REQUIRED", "SESSION_INVALID", "SESSION_EXPIRED", "SESSION_REVOKED"];
+
+export const WEBMCP_DEFAULT_POLL_MS = 2000;
+export const WEBMCP_DEFAULT_RECORD_ENUM_LIMIT = 20;
+/** The kernel's largest record window; the enum is read from one window. */
+export const WEBMCP_MAX_RECORD_ENUM_LIMIT = 100;
+/** WebMCP tool names: 1 to 128 of these characters (Chromium refuses others). */
+export const WEBMCP_TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+const NAME_CHAR = /[A-Za-z0-9_.-]/;
+const MAX_NAME = 128;
+const CONTEXT_TOOL = "page_context";
+
+const OPTION_NAMES = Object.freeze([
+  "pollMs", "prefix", "recordEnumLimit", "contextTool", "untrustedContent", "modelContext", "onChange",
+]);
+
+// ---------------------------------------------------------------------------
+// Pure mapping from a description to tool definitions.
+
+/**
+ * A WebMCP-safe name for a capability id: characters WebMCP allows are kept,
+ * "@" (the template separator) becomes "_", anything else becomes "-" and its
+ * code point in hex. Names are made unique by toolDefinitions, which also
+ * keeps the map back to the id: a name is never parsed back into an id.
+ */
+export function toolBaseName(id, prefix = "") {
+  let s = "";
+  for (const ch of String(id)) {
+    if (NAME_CHAR.test(ch)) s += ch;
+    else if (ch === "@") s += "_";
+    else s += "-" + ch.codePointAt(0).toString(16);
+  }
+  return (prefix + (s || "tool")).slice(0, MAX_NAME);
+}
+
+function uniqueName(base, taken) {
+  if (!taken.has(base)) return base;
+  for (let n = 2; ; n++) {
+    const suffix = "-" + n;
+    const name = base.slice(0, MAX_NAME - suffix.length) + suffix;
+    if (!taken.has(name)) return name;
+  }
+}
+
+/**
+ * WebMCP annotations for a capability. Only the hints WebMCP defines are set
+ * (readOnlyHint, consequentialHint, untrustedContentHint): a read is
+ * read-only; a write or destructive action that needs a person's approval is
+ * consequential, and so is every destructive one. Anything not exactly
+ * "read" is treated as a change, and an unknown approval as one that is
+ * needed, so a missing or new value never makes a tool look harmless.
+ */
+export function toolAnnotations(capability, untrustedContent = false) {
+  const effect = capability.effect;
+  const approval = capability.approval;
+  const readOnly = effect === "read";
+  const needsApproval = approval !== "none";
+  const a = { readOnlyHint: readOnly };
+  if (!readOnly && (needsApproval || effect !== "write")) a.consequentialHint = true;
+  if (untrustedContent) a.untrustedContentHint = true;
+  return a;
+}
+
+/** The record kind of a template id name@kind, or "" when it has none. */
+export function templateKind(id) {
+  const at = String(id).lastIndexOf("@");
+  return at >= 0 ? String(id).slice(at + 1) : "";
+}
+
+/**
+ * The ids a template can name, when the description proves the list is
+ * complete and short: every record of the page is in the window read, and
+ * at most limit of them have the template's kind. Otherwise null, and the
+ * record parameter says where ids can be found instead. Records whose own
+ * action map excludes the template are not visible in a description; the
+ * surface refuses them at invoke.
+ */
+export function recordEnum(capability, context, limit) {
+  if (!(limit > 0) || !context || !Array.isArray(context.records)) return null;
+  const records = context.records;
+  if (!(context.recordsTotal <= records.length)) return null;
+  const kind = templateKind(capability.id);
+  const ids = [];
+  for (const r of records) {
+    if (!r || typeof r.id !== "string") continue;
+    if (kind !== "" && r.kind !== kind) continue;
+    if (!ids.includes(r.id)) ids.push(r.id);
+  }
+  return ids.length > 0 && ids.length <= limit ? ids : null;
+}
+
+function copyJSON(v) {
+  return v === undefined ? undefined : JSON.parse(JSON.stringify(v));
+}
+
+function isObject(v) {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
+}
+
+/**
+ * The tool's input schema: the capability's own, and for a template its
+ * record parameter, required, named as the template says. The business
+ * schema is never loosened; the surface validates the business input against
+ * it after taking the record parameter out.
+ */
+export function toolInputSchema(capability, recordParam) {
+  const given = copyJSON(capability.inputSchema);
+  const schema = isObject(given) ? given : {};
+  if (schema.type === undefined) schema.type = "object";
+  if (recordParam) {
+    const { name, description, ids } = recordParam;
+    const props = isObject(schema.properties) ? schema.properties : {};
+    const prop = { type: "string", minLength: 1, description };
+    if (ids) prop.enum = ids;
+    schema.properties = { [name]: prop, ...withoutKey(props, name) };
+    const required = Array.isArray(schema.required) ? schema.required.filter((r) => r !== name) : [];
+    schema.required = [name, ...required];
+  }
+  return schema;
+}
+
+function withoutKey(obj, key) {
+  const out = {};
+  for (const k of Object.keys(obj)) if (k !== key) out[k] = obj[k];
+  return out;
+}
+
+function sentence(s) {
+  const t = String(s).trim();
+  return t === "" || /[.!?]$/.test(t) ? t : t + ".";
+}
+
+function toolDescription(capability) {
+  const parts = [sentence(capability.description || capability.id)];
+  if (capability.record) {
+    const kind = templateKind(capability.id) || "record";
+    parts.push(`Acts on one ${kind}, named by "${capability.record.param || "record"}".`);
+  }
+  if (capability.effect === "destructive") parts.push("Destructive.");
+  if (capability.approval === "always") {
+    parts.push("A person must approve it in the page: the result reports the approval status and does not wait for the decision.");
+  } else if (capability.approval === "ask") {
+    parts.push("The page may ask a person to approve it; the result then reports the approval status.");
+  }
+  if (capability.handoff) parts.push(`Hands over to a person: ${sentence(capability.handoff)}`);
+  return parts.join(" ");
+}
+
+function recordParamDescription(capability, ids, contextName) {
+  const kind = templateKind(capability.id) || "record";
+  if (ids) return `Id of the ${kind} to act on.`;
+  const rec = capability.record || {};
+  let s = `Id of the ${kind} to act on`;
+  if (typeof rec.total === "number") {
+    s += `; ${rec.total} can be named now`;
+    if (rec.offscreen > 0) s += ` (${rec.offscreen} of them are not in view)`;
+  }
+  s += ".";
+  s += contextName
+    ? ` The ${contextName} tool lists record ids (context.recordIds) and reads records by id or by window.`
+    : " Record ids are shown in the page.";
+  return s;
+}
+
+function contextToolDefinition(name, untrustedContent) {
+  return {
+    name,
+    capability: null,
+    description:
+      "Read what the page shows now: its route, record ids and a window of records (by offset and limit, or by id), " +
+      "its state, the notices it shows, and actions that are unavailable and why. Changes nothing.",
+    inputSchema: {
+      type: "object",
+      properties: {
+        offset: { type: "integer", minimum: 0, description: "First record of the window" },
+        limit: { type: "integer", minimum: 0, description: "Records in the window; the page caps it" },
+        record: {
+          description: "Read these records instead of a window: one id, or 1 to 20 ids",
+          anyOf: [
+            { type: "string", minLength: 1 },
+            { type: "array", items: { type: "string", minLength: 1 }, minItems: 1, maxItems: 20 },
+          ],
+        },
+      },
+      additionalProperties: false,
+    },
+    annotations: untrustedContent ? { readOnlyHint: true, untrustedContentHint: true } : { readOnlyHint: true },
+  };
+}
+
+/**
+ * The tools for one description: one per capability, in the description's
+ * order, then the read-only context tool when asked for. Each definition is
+ * { name, capability, description, inputSchema, annotations }; capability is
+ * the surface id it invokes (null for the context tool).
+ */
+export function toolDefinitions(description, options = {}) {
+  const prefix = options.prefix || "";
+  const limit = options.recordEnumLimit === undefined ? WEBMCP_DEFAULT_RECORD_ENUM_LIMIT : options.recordEnumLimit;
+  const untrusted = options.untrustedContent || false;
+  const caps = Array.isArray(description.capabilities) ? description.capabilities : [];
+  const taken = new Set();
+  const names = caps.map((c) => {
+    const n = uniqueName(toolBaseName(c.id, prefix), taken);
+    taken.add(n);
+    return n;
+  });
+  let contextName = null;
+  if (options.contextTool !== false) {
+    contextName = uniqueName(toolBaseName(CONTEXT_TOOL, prefix), taken);
+    taken.add(contextName);
+  }
+  const defs = caps.map((c, i) => {
+    const isUntrusted = typeof untrusted === "function" ? callPredicate(untrusted, c) : untrusted === true;
+    let recordParam = null;
+    if (c.record) {
+      const ids = recordEnum(c, description.context, limit);
+      recordParam = {
+        name: c.record.param || "record",
+        ids,
+        description: recordParamDescription(c, ids, contextName),
+      };
+    }
+    return {
+      name: names[i],
+      capability: c.id,
+      description: toolDescription(c),
+      inputSchema: toolInputSchema(c, recordParam),
+      annotations: toolAnnotations(c, isUntrusted),
+    };
+  });
+  if (contextName) {
+    const isUntrusted = typeof untrusted === "function" ? callPredicate(untrusted, null) : untrusted === true;
+    defs.push(contextToolDefinition(contextName, isUntrusted));
+  }
+  return defs;
+}
+
+function callPredicate(fn, capability) {
+  try {
+    return fn(capability) === true;
+  } catch {
+    return true; // a predicate that fails marks the output untrusted, the cautious side
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Mapping an envelope to what a tool call answers.
+
+/**
+ * What a tool call answers for a surface response. Every outcome is a
+ * value, never a thrown error: WebMCP hands a thrown error's reason to no
+ * one (the caller gets a bare UnknownError), and the agent needs the code.
+ * outcome uses the audit's words:
+ * - "ok": { outcome, requestId, result, after? };
+ * - "business_error", the page's executor answered { error: { code,
+ *   message } }: { outcome, isError: true, requestId, error: { code,
+ *   message }, after? };
+ * - "protocol_error", the surface refused the request (session, scope, rate
+ *   limit, replay, validation): { outcome, isError: true, requestId, error:
+ *   { code, message, retryAfterMs?, violations? } }. Nothing ran.
+ */
+export function toolResult(response) {
+  if (!isObject(response) || response.ok !== true) {
+    const given = isObject(response) && isObject(response.error) ? response.error : {};
+    const error = {
+      code: typeof given.code === "string" ? given.code : "INTERNAL_ERROR",
+      message: typeof given.message === "string" ? given.message : "internal error",
+    };
+    if (given.retryAfterMs !== undefined) error.retryAfterMs = given.retryAfterMs;
+    if (given.violations !== undefined) error.violations = given.violations;
+    return { outcome: "protocol_error", isError: true, requestId: isObject(response) ? response.id : undefined, error };
+  }
+  const result = response.result === undefined ? null : response.result;
+  const out = isObject(result) && isObject(result.error)
+    ? { outcome: "business_error", isError: true, requestId: response.id, error: { code: result.error.code, message: result.error.message } }
+    : { outcome: "ok", requestId: response.id, result };
+  if (response.after !== undefined) out.after = response.after;
+  return out;
+}
+
+/** What the context tool returns: the description's context, nothing else. */
+export function contextResult(response) {
+  if (!isObject(response) || response.ok !== true) return toolResult(response);
+  const d = isObject(response.result) ? response.result : {};
+  const out = { outcome: "ok", requestId: response.id, context: d.context === undefined ? null : d.context };
+  if (d.app !== undefined) out.app = d.app;
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// The bridge.
+
+let toldMissing = false;
+
+function findModelContext() {
+  const doc = globalThis.document;
+  const mc = doc ? doc.modelContext : undefined;
+  return mc && typeof mc.registerTool === "function" ? mc : null;
+}
+
+let seq = 0;
+function requestId() {
+  const c = globalThis.crypto;
+  if (c && typeof c.randomUUID === "function") return "webmcp-" + c.randomUUID();
+  seq += 1;
+  return `webmcp-${Date.now().toString(36)}-${seq}-${Math.random().toString(36).slice(2)}`;
+}
+
+function checkOptions(o) {
+  if (o === null || typeof o !== "object") throw new TypeError("webmcp options must be an object");
+  for (const name of Object.keys(o)) {
+    if (!OPTION_NAMES.includes(name)) throw new TypeError(`webmcp: unknown option ${JSON.stringify(name)}`);
+  }
+  if (o.pollMs !== undefined && !(typeof o.pollMs === "number" && o.pollMs >= 0 && Number.isFinite(o.pollMs))) {
+    throw new TypeError("webmcp: pollMs must be a number of milliseconds, 0 for no polling");
+  }
+  if (o.prefix !== undefined && !(typeof o.prefix === "string" && (o.prefix === "" || /^[A-Za-z0-9_.-]{1,64}$/.test(o.prefix)))) {
+    throw new TypeError("webmcp: prefix must be up to 64 of A-Z a-z 0-9 _ . -");
+  }
+  const lim = o.recordEnumLimit;
+  if (lim !== undefined && !(Number.isSafeInteger(lim) && lim >= 0 && lim <= WEBMCP_MAX_RECORD_ENUM_LIMIT)) {
+    throw new TypeError(`webmcp: recordEnumLimit must be an integer from 0 to ${WEBMCP_MAX_RECORD_ENUM_LIMIT}`);
+  }
+  if (o.contextTool !== undefined && typeof o.contextTool !== "boolean") throw new TypeError("webmcp: contextTool must be a boolean");
+  const u = o.untrustedContent;
+  if (u !== undefined && typeof u !== "boolean" && typeof u !== "function") {
+    throw new TypeError("webmcp: untrustedContent must be a boolean or a function of the capability");
+  }
+  if (o.modelContext !== undefined && (o.modelContext === null || typeof o.modelContext.registerTool !== "function")) {
+    throw new TypeError("webmcp: modelContext needs a registerTool function");
+  }
+  if (o.onChange !== undefined && typeof o.onChange !== "function") throw new TypeError("webmcp: onChange must be a function");
+}
+
+function defKey(def) {
+  return JSON.stringify([def.capability, def.description, def.inputSchema, def.annotations]);
+}
+
+function warn(...args) {
+  try {
+    console.warn(...args);
+  } catch {
+    // no console
+  }
+}
+
+const inertBridge = Object.freeze({
+  supported: false,
+  ready: Promise.resolve(),
+  get tools() {
+    return [];
+  },
+  refresh: () => Promise.resolve(),
+  stop() {},
+});
+
+/**
+ * Registers the surface's effective capabilities as WebMCP tools and keeps
+ * them in step with it. Without document.modelContext (and no modelContext
+ * option) it registers nothing, says so once per page on the console, and
+ * returns an inert bridge ({ supported: false }).
+ *
+ * onStop is for pling-surface.js: it is told when the bridge stops, so a
+ * closed surface can stop its bridges and forget stopped ones.
+ */
+export function bridgeWebMCP(surface, options = {}, onStop) {
+  if (surface === null || typeof surface !== "object" || typeof surface.describe !== "function" || typeof surface.handle !== "function") {
+    throw new TypeError("bridgeWebMCP needs a surface (describe and handle)");
+  }
+  checkOptions(options);
+  const mc = options.modelContext !== undefined ? options.modelContext : findModelContext();
+  if (!mc) {
+    if (!toldMissing) {
+      toldMissing = true;
+      try {
+        console.info("pling-webmcp: document.modelContext is not available in this browser; no WebMCP tools are registered");
+      } catch {
+        // no console
+      }
+    }
+    return inertBridge;
+  }
+  const pollMs = options.pollMs === undefined ? WEBMCP_DEFAULT_POLL_MS : options.pollMs;
+  const limit = options.recordEnumLimit === undefined ? WEBMCP_DEFAULT_RECORD_ENUM_LIMIT : options.recordEnumLimit;
+  const settings = {
+    prefix: options.prefix || "",
+    recordEnumLimit: limit,
+    contextTool: options.contextTool !== false,
+    untrustedContent: options.untrustedContent === undefined ? false : options.untrustedContent,
+  };
+  const onChange = options.onChange;
+
+  const registered = new Map(); // name -> { def, key, controller, live }
+  const warned = new Set();
+  let stopped = false;
+  let timer = null;
+  let queued = null;
+  let chain = Promise.resolve();
+  let truncationTold = false;
+
+  // byName is false for a tool the browser refused: the name may be
+  // another registration's (the page's own tool), which must stay.
+  const unregister = (name, byName = true) => {
+    const entry = registered.get(name);
+    if (!entry) return;
+    registered.delete(name);
+    entry.live = false;
+    try {
+      entry.controller.abort();
+    } catch {
+      // already aborted
+    }
+    if (byName && typeof mc.unregisterTool === "function") {
+      // Implementations without signal support unregister by name.
+      try {
+        const r = mc.unregisterTool(name);
+        if (r && typeof r.catch === "function") r.catch(() => {});
+      } catch {
+        // not registered there any more
+      }
+    }
+  };
+
+  const execute = (entry) => async (input) => {
+    // A tool this bridge has taken back answers nothing, even if a caller
+    // still holds it; the surface would refuse a revoked session anyway.
+    if (!entry.live || stopped) {
+      return { outcome: "protocol_error", isError: true, error: { code: "CAPABILITY_NOT_EXPOSED", message: "this tool is no longer offered by the page" } };
+    }
+    const id = requestId();
+    const def = entry.def;
+    // Whatever the agent sent goes to the surface as it is (a tool without
+    // parameters may be called with nothing); the surface judges it.
+    const given = input === undefined || input === null ? {} : input;
+    const request = def.capability === null
+      ? { protocol: PROTOCOL, id, method: "describe", input: given }
+      : { protocol: PROTOCOL, id, method: "invoke", capability: def.capability, input: given };
+    let response;
+    try {
+      response = await surface.handle(request);
+    } catch {
+      response = undefined; // handle() never rejects; a stand-in surface might
+    }
+    // The call may have changed what the session can do (a filter, a page,
+    // a record): bring the tools up to date without holding the answer.
+    if (def.capability !== null) refresh();
+    return def.capability === null ? contextResult(response) : toolResult(response);
+  };
+
+  const register = (def) => {
+    const controller = new AbortController();
+    const entry = { def, key: defKey(def), controller, live: true };
+    registered.set(def.name, entry);
+    const tool = {
+      name: def.name,
+      description: def.description,
+      inputSchema: def.inputSchema,
+      annotations: def.annotations,
+      execute: execute(entry),
+    };
+    const refused = (err) => {
+      if (registered.get(def.name) === entry) unregister(def.name, false);
+      const why = `${def.name}: ${err && err.message ? err.message : err}`;
+      if (!warned.has(why)) {
+        warned.add(why);
+        warn("pling-webmcp: the browser refused the tool", why);
+      }
+    };
+    try {
+      const r = mc.registerTool(tool, { signal: controller.signal });
+      if (r && typeof r.then === "function") {
+        return Promise.resolve(r).then(() => {}, (err) => {
+          // An abort of our own (a newer list replaced this tool) is no refusal.
+          if (!controller.signal.aborted) refused(err);
+        });
+      }
+    } catch (err) {
+      refused(err);
+    }
+    return Promise.resolve();
+  };
+
+  const apply = async (defs) => {
+    const wanted = new Map(defs.map((d) => [d.name, d]));
+    let changed = false;
+    for (const [name, entry] of [...registered]) {
+      const d = wanted.get(name);
+      if (!d || defKey(d) !== entry.key) {
+        unregister(name);
+        changed = true;
+      }
+    }
+    const pending = [];
+    for (const d of defs) {
+      if (registered.has(d.name)) continue;
+      pending.push(register(d));
+      changed = true;
+    }
+    await Promise.all(pending);
+    if (changed && onChange && !stopped) {
+      try {
+        onChange(currentTools());
+      } catch {
+        // the page's callback is its own business
+      }
+    }
+  };
+
+  const sync = async () => {
+    if (stopped) return;
+    let defs = [];
+    try {
+      // A full description every time, compared here: the "changed" marker
+      // of describe is kept per session, and another caller of the same
+      // session (an extension, the page itself) may have taken it already.
+      const description = await surface.describe({ limit });
+      if (description.capabilitiesTotal !== undefined && !truncationTold) {
+        truncationTold = true;
+        warn(`pling-webmcp: the surface lists ${description.capabilities.length} of ${description.capabilitiesTotal} capabilities; only those are offered as tools`);
+      }
+      defs = toolDefinitions(description, settings);
+    } catch (err) {
+      // No session, an expired or revoked one, a closed surface, a registry
+      // that fails: nothing is offered until describe answers again.
+      defs = [];
+      if (!(err && SESSION_CODES.includes(err.code)) && !warned.has("describe:" + (err && err.code))) {
+        warned.add("describe:" + (err && err.code));
+        warn("pling-webmcp: describe failed; no tools are offered until it answers", err && err.code, err && err.message);
+      }
+    }
+    if (stopped) return;
+    await apply(defs);
+  };
+
+  function refresh() {
+    if (stopped) return Promise.resolve();
+    if (queued) return queued;
+    const next = chain.then(() => {
+      queued = null;
+      return sync();
+    });
+    queued = next;
+    chain = next.catch(() => {});
+    return next;
+  }
+
+  function currentTools() {
+    return Object.freeze([...registered.values()].map((e) => Object.freeze({ name: e.def.name, capability: e.def.capability })));
+  }
+
+  function stop() {
+    if (stopped) return;
+    stopped = true;
+    if (timer !== null) clearTimeout(timer);
+    timer = null;
+    for (const name of [...registered.keys()]) unregister(name);
+    if (typeof onStop === "function") {
+      try {
+        onStop();
+      } catch {
+        // nothing to undo
+      }
+    }
+  }
+
+  const loop = () => {
+    timer = null;
+    return refresh().then(() => {
+      if (!stopped && pollMs > 0) timer = setTimeout(loop, pollMs);
+    });
+  };
+  const ready = loop();
+
+  return Object.freeze({
+    supported: true,
+    ready,
+    get tools() {
+      return currentTools();
+    },
+    refresh,
+    stop,
+  });
+}
