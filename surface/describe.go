@@ -6,7 +6,10 @@ import (
 )
 
 // describe builds the description (steps 4-7 of describe after input checks).
-func (s *Surface) describe(ctx context.Context, sess *Session, in DescribeInput) (*Description, *Error) {
+// tracked says whether the call comes from the protocol (Handle), the only
+// caller whose last-sent list the signature cache remembers: an in-page
+// Describe must not reset what an agent sharing the session was last sent.
+func (s *Surface) describe(ctx context.Context, sess *Session, in DescribeInput, tracked bool) (*Description, *Error) {
 	q := ViewQuery{}
 	if in.Records != nil {
 		q.IDs = in.Records
@@ -28,12 +31,14 @@ func (s *Surface) describe(ctx context.Context, sess *Session, in DescribeInput)
 
 	d := &Description{Protocol: Protocol, App: s.opts.App, Capabilities: set.caps,
 		capsJSON: set.json, capsLen: len(set.caps), capsID: set.jsonID}
-	if in.Changed && s.sigs.unchanged(sess, view.Route, set.sig) {
+	if tracked && in.Changed && s.sigs.unchanged(sess, view.Route, set.sig) {
 		d.Capabilities = []Capability{}
 		d.CapabilitiesUnchanged = true
 		d.capsJSON, d.capsLen, d.capsID = nil, 0, 0
 	}
-	s.sigs.store(sess, view.Route, set.sig)
+	if tracked {
+		s.sigs.store(sess, view.Route, set.sig)
+	}
 	if n := len(d.Capabilities); n > lim.MaxCapabilities {
 		d.Capabilities = d.Capabilities[:lim.MaxCapabilities]
 		d.CapabilitiesTotal = n

@@ -822,3 +822,30 @@ func TestRegistryFailure(t *testing.T) {
 		})
 	}
 }
+
+// An in-page Describe must not reset what an agent on the same session was
+// last sent: otherwise the agent's next "changed" describe could be told
+// "unchanged" after a change it never saw.
+func TestInPageDescribeLeavesChangedAlone(t *testing.T) {
+	page := pScopePage()
+	sess := &pSessions{}
+	all := []string{"orders.search", "update_note@order", "approve@order", "p.echo"}
+	sess.set(pSession("s1", all...), nil)
+	s := pNewSurface(t, page, func(o *surface.Options) { o.Session = sess.source })
+
+	if d := pResult(t, pDo(t, s, pDescribeReq(`{"capabilities":"changed"}`))); len(d["capabilities"].([]any)) != 4 {
+		t.Fatalf("first describe lists %v", d["capabilities"])
+	}
+	sess.set(pSession("s1", all[:3]...), nil) // a narrower grant
+	in, err := s.Describe(context.Background(), surface.DescribeInput{Changed: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.CapabilitiesUnchanged || len(in.Capabilities) != 3 {
+		t.Fatalf("in-page describe: unchanged=%v, %d listed", in.CapabilitiesUnchanged, len(in.Capabilities))
+	}
+	d := pResult(t, pDo(t, s, pDescribeReq(`{"capabilities":"changed"}`)))
+	if d["capabilitiesUnchanged"] == true || len(d["capabilities"].([]any)) != 3 {
+		t.Fatalf("agent after the change: unchanged=%v, capabilities=%v", d["capabilitiesUnchanged"], d["capabilities"])
+	}
+}

@@ -205,7 +205,9 @@ func (s *Surface) handleBytes(ctx context.Context, data []byte) (*Response, *Aud
 }
 
 // Describe returns the description for the current session, as a direct
-// in-page call: no rate limit, no audit. A session failure is returned as
+// in-page call: no rate limit, no audit, and no part in capabilities:
+// "changed" (it always lists in full and leaves the session's remembered
+// signature to the agents that use the protocol). A session failure is returned as
 // an *Error with a SESSION_* code (see Code.IsSession); a bad input as
 // INVALID_REQUEST.
 func (s *Surface) Describe(ctx context.Context, in DescribeInput) (d *Description, err error) {
@@ -221,7 +223,7 @@ func (s *Surface) Describe(ctx context.Context, in DescribeInput) (d *Descriptio
 	if e != nil {
 		return nil, e
 	}
-	d, e = s.describe(ctx, sess, in)
+	d, e = s.describe(ctx, sess, in, false)
 	if e != nil {
 		return nil, e
 	}
@@ -245,7 +247,7 @@ func (s *Surface) DescribeJSON(ctx context.Context, in DescribeInput) (b []byte,
 	if e != nil {
 		return nil, e
 	}
-	d, e := s.describe(ctx, sess, in)
+	d, e := s.describe(ctx, sess, in, false)
 	if e != nil {
 		return nil, e
 	}
@@ -322,7 +324,7 @@ func (s *Surface) handleTree(ctx context.Context, v any) (resp *Response, evp *A
 		if perr != nil {
 			return s.reject(&ev, id, perr), evp
 		}
-		d, perr := s.describe(ctx, sess, in)
+		d, perr := s.describe(ctx, sess, in, true)
 		if perr != nil {
 			return s.reject(&ev, id, perr), evp
 		}
