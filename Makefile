@@ -80,6 +80,9 @@ fuzz:
 	$(GO) test -run=NONE -fuzz='^FuzzFoldKey$$' -fuzztime=$(FUZZTIME) ./surface/internal/strictjson/
 	$(GO) test -run=NONE -fuzz='^FuzzHandle$$' -fuzztime=$(FUZZTIME) ./surface/
 	$(GO) test -run=NONE -fuzz='^FuzzDescribeInput$$' -fuzztime=$(FUZZTIME) ./surface/
+	$(GO) test -run=NONE -fuzz='^FuzzAppendJSON$$' -fuzztime=$(FUZZTIME) ./surface/
+	$(GO) test -run=NONE -fuzz='^FuzzParseView$$' -fuzztime=$(FUZZTIME) ./surface/
+	$(GO) test -run=NONE -fuzz='^FuzzPlainResult$$' -fuzztime=$(FUZZTIME) ./surface/
 	$(GO) test -run=NONE -fuzz='^FuzzParseResponse$$' -fuzztime=$(FUZZTIME) ./client/
 
 BENCH := $(BUILD)/bench
