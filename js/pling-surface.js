@@ -825,6 +825,10 @@ function bind(runtime) {
         for (const port of ports) {
           try {
             port.onmessage = null;
+            // Say so before closing: browsers do not reliably fire a
+            // MessagePort "close" event, and without this the caller's
+            // pending calls could only end in a timeout.
+            port.postMessage({ channel: CHANNEL, kind: "closed" });
             port.close();
           } catch {
             // already closed

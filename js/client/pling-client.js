@@ -250,6 +250,10 @@ function windowTransport(win, app, hooks) {
 function portTransport(port, app, hooks) {
   const onMessage = (event) => {
     const d = event.data;
+    if (isObject(d) && d.channel === CHANNEL && d.kind === "closed") {
+      hooks.onEnd(ClientErrorCode.CLOSED, "the surface closed the channel");
+      return;
+    }
     if (!isObject(d) || d.channel !== CHANNEL || d.kind !== "response") return;
     if (app !== undefined && hasOwn(d, "app") && d.app !== app) return;
     hooks.onEnvelope(d.envelope, d.app, true);
@@ -257,8 +261,8 @@ function portTransport(port, app, hooks) {
   const onClose = () => hooks.onEnd(ClientErrorCode.CLOSED, "the surface closed the channel");
   port.addEventListener("message", onMessage);
   // The page closes its end when it stops listening or closes the surface.
-  // Browsers that implement the MessagePort "close" event report that here;
-  // elsewhere the channel just goes quiet and calls end in TIMEOUT.
+  // The page posts {kind: "closed"} first; browsers that implement the
+  // MessagePort "close" event also report it here.
   port.addEventListener("close", onClose);
   return {
     kind: "port",

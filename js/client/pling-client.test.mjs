@@ -140,6 +140,10 @@ function fakeSurface(win, { app, handler, refuse = false } = {}) {
       win.removeEventListener("message", listener);
       for (const p of ports) p.close();
     },
+    // notifyClosed posts the runtime's {kind: "closed"} on every port.
+    notifyClosed() {
+      for (const p of ports) p.postMessage({ channel: CHANNEL, kind: "closed" });
+    },
   };
 }
 
@@ -419,6 +423,18 @@ describe("navigation and closing", () => {
     assert.equal(err.effectUnknown, true);
     assert.equal(c.closed, true);
     await rejectsWith(c.invoke("orders.search", {}), ClientErrorCode.CLOSED);
+  });
+
+  test("a closed notice ends pending calls even where ports fire no close event", async () => {
+    // Chromium does not fire MessagePort "close"; the page says "closed" first.
+    const win = new FakeWindow();
+    const s = fakeSurface(win, { handler: () => undefined });
+    const c = await connect(portOpts(win));
+    const pending = c.invoke("orders.search", {}, { timeoutMs: 60_000 });
+    await until(() => s.seen.length === 1, "the request arrived");
+    s.notifyClosed();
+    const err = await rejectsWith(pending, ClientErrorCode.CLOSED);
+    assert.equal(err.effectUnknown, true);
   });
 
   test("close() fails what is waiting", async () => {
