@@ -45,25 +45,12 @@ func startExtensionBrowser(t *testing.T) *extensionBrowser {
 	// Registered before the browser's own cleanup, so it runs after the
 	// browser has exited; t.TempDir fails the test if it cannot remove it.
 	profile := t.TempDir()
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(chromium),
-		chromedp.UserDataDir(profile),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-background-timer-throttling", true),
-		chromedp.Flag("disable-renderer-backgrounding", true),
-		chromedp.Flag("disable-backgrounding-occluded-windows", true),
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), browserOptions(chromium, profile,
 		// Debian's Chromium still honours --load-extension; the second flag
 		// keeps every other (component) extension out of the way.
 		chromedp.Flag("load-extension", dir),
 		chromedp.Flag("disable-extensions-except", dir),
-	)
+	)...)
 	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)
 	t.Cleanup(func() {
 		cancelBrowser()
