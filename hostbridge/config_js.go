@@ -44,6 +44,62 @@ type ReplayConfig struct {
 	WindowMs float64 `json:"windowMs,omitempty"`
 }
 
+var (
+	configFields    = []string{"app", "expose", "recordLimit", "maxRecordLimit", "rateLimit", "replay", "executeTimeoutMs", "hostTimeoutMs"}
+	rateLimitFields = []string{"maxRequests", "windowMs"}
+	replayFields    = []string{"windowMs"}
+)
+
+// parseConfig decodes the config text as decodeExact does with unknown
+// members refused: the JS runtime's usual form directly (see quickReader),
+// anything else, errors included, through encoding/json.
+func parseConfig(data []byte) (Config, error) {
+	var cfg Config
+	if quick(data, func(r *quickReader) { r.config(&cfg) }) {
+		return cfg, nil
+	}
+	cfg = Config{}
+	err := decodeExact(data, &cfg, true)
+	return cfg, err
+}
+
+func (r *quickReader) config(c *Config) {
+	r.object(configFields, func(field int) {
+		switch field {
+		case 0:
+			r.text(&c.App)
+		case 1:
+			r.texts(&c.Expose)
+		case 2:
+			r.integer(&c.RecordLimit)
+		case 3:
+			r.integer(&c.MaxRecordLimit)
+		case 4:
+			if !r.null() {
+				rl := new(RateLimitConfig)
+				r.object(rateLimitFields, func(f int) {
+					if f == 0 {
+						r.integer(&rl.MaxRequests)
+					} else {
+						r.float(&rl.WindowMs)
+					}
+				})
+				c.RateLimit = rl
+			}
+		case 5:
+			if !r.null() {
+				rp := new(ReplayConfig)
+				r.object(replayFields, func(int) { r.float(&rp.WindowMs) })
+				c.Replay = rp
+			}
+		case 6:
+			r.float(&c.ExecuteTimeoutMs)
+		case 7:
+			r.float(&c.HostTimeoutMs)
+		}
+	})
+}
+
 // DefaultHostTimeout bounds awaited host Promises other than the executor.
 const DefaultHostTimeout = 10 * time.Second
 

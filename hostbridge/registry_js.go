@@ -119,8 +119,7 @@ func (r *registry) current() ([]surface.Action, string, error) {
 	r.mu.Unlock()
 
 	if !same {
-		acts = nil
-		if err := decodeExact([]byte(text), &acts, false); err != nil {
+		if acts, err = surface.ParseActions([]byte(text)); err != nil {
 			return nil, "", newError("registry.actions", KindBadValue, "actions are not valid JSON: "+err.Error())
 		}
 		if acts == nil {
@@ -170,8 +169,8 @@ func (r *registry) readExpose(acts []surface.Action) (map[string]bool, error) {
 	if err != nil {
 		return nil, err
 	}
-	var answers []bool
-	if err := decodeExact([]byte(text), &answers, false); err != nil || len(answers) != len(ids) {
+	answers, err := parseBools([]byte(text))
+	if err != nil || len(answers) != len(ids) {
 		return nil, newError("registry.expose", KindBadValue, "expose() must answer one boolean per id")
 	}
 	out := make(map[string]bool, len(ids))

@@ -72,8 +72,8 @@ func createInstance(_ js.Value, args []js.Value) js.Value {
 	if len(args) < 2 || args[1].Type() != js.TypeString {
 		return errorObject("create(host, configJSON) needs the config as JSON text")
 	}
-	var cfg Config
-	if err := decodeExact([]byte(args[1].String()), &cfg, true); err != nil {
+	cfg, err := parseConfig([]byte(args[1].String()))
+	if err != nil {
 		return errorObject("surface config is not valid: " + err.Error())
 	}
 	s, err := New(args[0], cfg)

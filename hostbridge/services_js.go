@@ -152,7 +152,7 @@ func parseSession(data []byte) (*surface.Session, error) {
 		return nil, newError("session", KindBadValue, "session holds a lone surrogate")
 	}
 	var w wireSession
-	if err := decodeExact(data, &w, false); err != nil {
+	if err := decodeSession(data, &w); err != nil {
 		return nil, newError("session", KindBadValue, "session is not valid: "+err.Error())
 	}
 	s := &surface.Session{
