@@ -56,6 +56,7 @@ func measureStartup(s *session, pairs, warm int, progress func(string)) (startup
 var pairs = [][2]string{
 	{"describe-js", "describe-surface"},
 	{"invoke-mcpb", "invoke-surface"},
+	{"echo-js", "floor-surface"},
 	{"table-100", "table-100000"},
 }
 

@@ -95,6 +95,20 @@ func (r *report) rows() ([]row, error) {
 			"invoke-mcpb", "invoke-surface", 1.0, us, "µs"); err != nil {
 			return nil, err
 		}
+		// The floor under row 2: what a surface answer costs when the kernel
+		// does nothing but refuse the request, against MCP-B's whole call and
+		// against a pure-JS echo over the same transport.
+		if err := ratioRow("2f", "floor: a request refused at its first step (one trip into Go)", "MCP-B 5.1.0 tools/call",
+			"invoke-mcpb", "floor-surface", 0, us, "µs"); err != nil {
+			return nil, err
+		}
+		rows[len(rows)-1].note = "report only: no kernel work at all"
+		if err := ratioRow("2f", "floor: a request refused at its first step (one trip into Go)", "pure-JS echo, same transport",
+			"echo-js", "floor-surface", 0, us, "µs"); err != nil {
+			return nil, err
+		}
+		last := &rows[len(rows)-1]
+		last.note = "the trip into Go and back costs " + fmtVal(last.sSum.Median-last.baseSum.Median, "µs")
 		if err := ratioRow("3", "describe on a 100,000-row table (lazy source)", "same on a 100-row table",
 			"table-100", "table-100000", 1.3, us, "µs"); err != nil {
 			return nil, err

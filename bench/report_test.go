@@ -3,6 +3,7 @@
 package main
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -212,5 +213,37 @@ func TestCodeSizes(t *testing.T) {
 	}
 	if _, _, err := codeSizes(path); err == nil {
 		t.Error("a truncated module must be an error")
+	}
+}
+
+// The floor rows put the cheapest surface answer next to MCP-B's whole call
+// and next to a pure-JS echo, from the same run's samples.
+func TestRowsFloor(t *testing.T) {
+	ms := func(v float64) []float64 { return []float64{v / 1000, v / 1000, v / 1000} }
+	r := &report{trips: roundTrips{samples: map[string][]float64{
+		"describe-js": ms(400), "describe-surface": ms(600),
+		"invoke-mcpb": ms(200), "invoke-surface": ms(500),
+		"echo-js": ms(80), "floor-surface": ms(220),
+		"table-100": ms(500), "table-100000": ms(550),
+		"overhead-executor": ms(1), "overhead-surface": ms(250),
+	}}}
+	rows, err := r.rows()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var floor []row
+	for _, rw := range rows {
+		if rw.num == "2f" {
+			floor = append(floor, rw)
+		}
+	}
+	if len(floor) != 2 {
+		t.Fatalf("%d floor rows, want 2", len(floor))
+	}
+	if got := floor[0]; got.baseName != "invoke-mcpb" || got.name != "floor-surface" || math.Abs(got.ratio-1.1) > 1e-9 || got.pass != nil {
+		t.Errorf("floor vs MCP-B: %+v", got)
+	}
+	if got := floor[1]; got.baseName != "echo-js" || math.Abs(got.ratio-2.75) > 1e-9 || got.note != "the trip into Go and back costs 140 µs" {
+		t.Errorf("floor vs echo: %+v", got)
 	}
 }

@@ -69,6 +69,18 @@
       const env = await request("orders-invoke", invokeEnv());
       if (!env.ok || env.result.title !== "Note updated") throw new Error("invoke failed: " + JSON.stringify(env));
     },
+    // The least a surface answer costs: a request the kernel refuses at
+    // the first step (unknown protocol), so one trip into Go and back and
+    // nothing else. Compared with MCP-B and with a pure-JS echo, it shows
+    // how much of row 2 no amount of kernel work can remove.
+    "floor-surface": async () => {
+      const env = await request("orders-invoke", { protocol: "pling.surface/9", id: nextId("f"), method: "invoke" });
+      if (env.ok !== false || env.error.code !== "INVALID_REQUEST") throw new Error("floor: " + JSON.stringify(env));
+    },
+    "echo-js": async () => {
+      const env = await request("echo", invokeEnv());
+      if (env.ok !== true) throw new Error("echo: " + JSON.stringify(env));
+    },
     "invoke-mcpb": async () => {
       const r = await mcp.client.callTool({ name: "update_note", arguments: { record: "SO-1002", note: `note ${++seq % 2}` } });
       if (r.isError || !r.content || !String(r.content[0].text).includes("Note updated")) {

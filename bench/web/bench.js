@@ -8,6 +8,7 @@
 //   MCP-B tool            update_note through @mcp-b/global (baseline of 2)
 //   app "table-100000"    describe over a lazy 100,000-row table
 //   app "table-100"       the same over 100 rows (baseline of 3)
+//   app "echo"            a pure-JS echo on the same transport (floor rows)
 //
 // window.__bench is what the driver reads in the page's own world.
 import { loadSurface } from "/pling/pling-surface.js";
@@ -39,6 +40,16 @@ const invokeSurface = createSurface({
   },
 });
 invokeSurface.listen();
+
+// app "echo": the cheapest possible responder on the same transport, for the
+// floor rows. It checks what every listener here checks and answers at once.
+addEventListener("message", (event) => {
+  const d = event.data;
+  if (event.source !== window || event.origin !== location.origin) return;
+  if (!d || d.channel !== "pling.surface" || d.kind !== "request" || d.app !== "echo") return;
+  const envelope = { protocol: PROTOCOL, id: d.envelope.id, ok: true, result: { title: "echo" } };
+  event.source.postMessage({ channel: "pling.surface", kind: "response", app: "echo", envelope }, event.origin);
+});
 
 const tables = {};
 for (const n of [100_000, 100]) {
