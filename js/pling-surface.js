@@ -902,10 +902,12 @@ function resolveURL(given, fallback) {
   return new URL(String(given), base).href;
 }
 
-async function instantiate(url, imports) {
+// instantiate compiles the module as it arrives. fetched is the request
+// for url already under way, if any.
+async function instantiate(url, imports, fetched) {
   if (typeof WebAssembly.instantiateStreaming === "function") {
     try {
-      return (await WebAssembly.instantiateStreaming(fetch(url), imports)).instance;
+      return (await WebAssembly.instantiateStreaming(fetched || fetch(url), imports)).instance;
     } catch {
       // Served without application/wasm, or no streaming here: fall back.
     }
@@ -920,10 +922,19 @@ async function startRuntime(options) {
   if (isRuntime(existing)) return existing;
   const wasmURL = resolveURL(options.wasmURL, "./surface.wasm");
   const wasmExecURL = resolveURL(options.wasmExecURL, "./wasm_exec.js");
-  if (typeof globalThis.Go !== "function") await import(wasmExecURL);
+  let fetched;
+  if (typeof globalThis.Go !== "function") {
+    // The module's download starts now rather than after wasm_exec.js has
+    // arrived: one round trip less before compilation can begin.
+    if (typeof WebAssembly.instantiateStreaming === "function") {
+      fetched = fetch(wasmURL);
+      fetched.catch(() => {}); // a failure is reported where it is awaited
+    }
+    await import(wasmExecURL);
+  }
   if (typeof globalThis.Go !== "function") throw new Error(`loadSurface: ${wasmExecURL} did not define Go`);
   const go = new globalThis.Go();
-  const instance = await instantiate(wasmURL, go.importObject);
+  const instance = await instantiate(wasmURL, go.importObject, fetched);
   let signal;
   const ready = new Promise((resolve) => {
     signal = resolve;
