@@ -1,7 +1,7 @@
 package surface
 
 import (
-	"github.com/santhosh-tekuri/jsonschema/v5"
+	"pling.dev/agent/surface/internal/schema"
 )
 
 // effectiveSet is C_eff = C_page ∩ C_session for one read of the registry:
@@ -13,7 +13,7 @@ type effectiveSet struct {
 
 type effectiveCap struct {
 	action *Action
-	schema *jsonschema.Schema
+	schema *schema.Schema
 }
 
 // effective computes the session's capabilities from view. A capability is

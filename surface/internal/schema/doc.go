@@ -1,0 +1,89 @@
+// Package schema compiles and applies capability input schemas for the
+// surface kernel: a JSON Schema 2020-12 assertion subset, standard library
+// only.
+//
+// The kernel refuses an invoke whose input fails its capability's schema,
+// and withholds a capability whose schema does not compile. The validator
+// therefore fails closed: a schema either compiles to something that checks
+// every assertion it states, or it does not compile at all.
+//
+// # Supported keywords
+//
+// Assertions and applicators: type (a name or an array of names; "integer"
+// accepts any number with no fractional part, 1.0 included), enum, const,
+// properties, required, additionalProperties, patternProperties,
+// propertyNames, minProperties, maxProperties, dependentRequired,
+// dependentSchemas, items, prefixItems, contains, minContains, maxContains,
+// minItems, maxItems, uniqueItems, minLength, maxLength (in Unicode code
+// points), pattern (Go regexp syntax, matched anywhere in the string, not
+// anchored), minimum, maximum, exclusiveMinimum, exclusiveMaximum,
+// multipleOf, allOf, anyOf, oneOf, not, if/then/else, $ref, $defs and
+// definitions, and the boolean schemas true and false.
+//
+// $ref accepts "#" and JSON pointers into the same document ("#/$defs/a",
+// "#/definitions/a", "#/properties/a/items", percent-encoding allowed).
+// References are resolved when the schema compiles, and every schema in the
+// document is compiled once however often it is referenced.
+//
+// Annotations are checked for shape and otherwise ignored: title,
+// description, default, examples, deprecated, readOnly, writeOnly,
+// $comment, format (an annotation by default in 2020-12), contentEncoding,
+// contentMediaType and contentSchema. $schema may be absent or name 2020-12,
+// 2019-09 or draft-07, at the root only. $id is accepted at the root only,
+// where it cannot change what a "#..." reference means, and is ignored.
+// Keywords no dialect defines are ignored, as 2020-12 says.
+//
+// Documents always get the 2020-12 meaning of each keyword. Naming an older
+// dialect only removes what it lacks: under 2019-09 prefixItems is an
+// unknown keyword; under draft-07 so are prefixItems, dependentRequired,
+// dependentSchemas, minContains and maxContains, and keywords next to $ref
+// are ignored, as draft-07 says.
+//
+// # What does not compile
+//
+// A keyword this package does not implement would be silently skipped if it
+// were ignored, letting through input its author meant to refuse. So these
+// make Compile fail: $dynamicRef, $dynamicAnchor, $recursiveRef,
+// $recursiveAnchor, $anchor, $vocabulary, unevaluatedProperties,
+// unevaluatedItems, dependencies (the pre-2019 form), $id below the root,
+// $schema below the root or naming another dialect, any $ref that is not a
+// pointer into this document (remote, relative, anchor, or the ambiguous
+// "#/"), items as an array (the pre-2020 tuple form), and under draft-07
+// format, contentEncoding and contentMediaType, which that dialect asserts.
+//
+// Malformed values fail too, with a *CompileError naming the location: an
+// unknown type name, a negative or fractional count, a pattern that is not
+// a valid Go regexp, required that is not an array of distinct strings, an
+// empty allOf/anyOf/oneOf/prefixItems, an empty enum (validators disagree
+// on it; write false), multipleOf <= 0, a $ref to nothing, a title that is
+// not a string, and so on. So does a cycle of references that never
+// descends into the instance ({"$ref": "#"} at the root, or two definitions
+// that allOf each other), which could only loop. The document itself is
+// read with strictjson, so duplicate or case-variant keys refuse it as well.
+//
+// Validation is bounded: past 256 nested subschema applications or 2^20
+// schema evaluations it stops with a violation rather than run on, so no
+// schema can overflow the stack or hang the page.
+//
+// # Numbers
+//
+// Numbers compare as exact decimals, never through float64: 1, 1.0 and 1e0
+// are equal for enum, const and uniqueItems, and minimum: 0.1 is exactly
+// 0.1. Instance numbers may be json.Number (exact text), float64 (read as
+// the shortest decimal that round-trips, which is what it prints as) or Go
+// integers. Exponents beyond ±10^18 saturate. multipleOf is exact whenever
+// the divisor has at most 18 significant digits, by modular arithmetic on
+// the digits; a longer divisor falls back to float64 division, which can
+// misjudge values float64 cannot represent.
+//
+// # Reports
+//
+// Validate returns the leaf failures with the instance location (an RFC 6901
+// pointer), the failing keyword and a message. Messages keep the wording of
+// the most common Go JSON Schema validator (the tests' reference
+// implementation), so text that clients and transcripts already show does
+// not change: "expected string, but got number", "missing properties:
+// 'note'", "additionalProperties 'x' not allowed". anyOf and oneOf with no
+// passing branch report the failures of every branch; a wrongly typed value
+// reports only its type.
+package schema
