@@ -75,7 +75,7 @@
     // how much of row 2 no amount of kernel work can remove.
     "floor-surface": async () => {
       const env = await request("orders-invoke", { protocol: "pling.surface/9", id: nextId("f"), method: "invoke" });
-      if (env.ok !== false || env.error.code !== "INVALID_REQUEST") throw new Error("floor: " + JSON.stringify(env));
+      if (env.ok !== false || env.error.code !== "PROTOCOL_VERSION_UNSUPPORTED") throw new Error("floor: " + JSON.stringify(env));
     },
     "echo-js": async () => {
       const env = await request("echo", invokeEnv());
