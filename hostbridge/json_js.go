@@ -381,28 +381,31 @@ var sessionFields = []string{"agentId", "sessionId", "userId", "expiresAt", "sco
 
 // decodeSession decodes session text into w as decodeExact does.
 func decodeSession(data []byte, w *wireSession) error {
-	if quick(data, func(r *quickReader) {
-		r.object(sessionFields, func(field int) {
-			switch field {
-			case 0:
-				r.text(&w.AgentID)
-			case 1:
-				r.text(&w.SessionID)
-			case 2:
-				r.text(&w.UserID)
-			case 3:
-				r.exact(&w.ExpiresAt)
-			case 4:
-				r.texts(&w.Scope)
-			case 5:
-				r.text(&w.DelegationID)
-			case 6:
-				r.exact(&w.RevokedAt)
-			}
-		})
-	}) {
+	if quick(data, func(r *quickReader) { r.session(w) }) {
 		return nil
 	}
 	*w = wireSession{}
 	return decodeExact(data, w, false)
+}
+
+// session reads the usual form of a session's text into w.
+func (r *quickReader) session(w *wireSession) {
+	r.object(sessionFields, func(field int) {
+		switch field {
+		case 0:
+			r.text(&w.AgentID)
+		case 1:
+			r.text(&w.SessionID)
+		case 2:
+			r.text(&w.UserID)
+		case 3:
+			r.exact(&w.ExpiresAt)
+		case 4:
+			r.texts(&w.Scope)
+		case 5:
+			r.text(&w.DelegationID)
+		case 6:
+			r.exact(&w.RevokedAt)
+		}
+	})
 }
