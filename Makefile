@@ -88,7 +88,7 @@ fuzz:
 	$(GO) test -run=NONE -fuzz='^FuzzParseResponse$$' -fuzztime=$(FUZZTIME) ./client/
 
 BENCH := $(BUILD)/bench
-.PHONY: bench-profile bench-brotli bench-site
+.PHONY: bench-profile bench-boundary bench-brotli bench-site
 
 ## bench: the kernel micro-benchmarks natively and under GOOS=js (Node), then
 ## one cross-origin-isolated headless Chromium run of every target against
