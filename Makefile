@@ -104,6 +104,12 @@ bench-profile: chromium bench-site
 	GOOS=js GOARCH=wasm $(GO) build -trimpath -o $(BENCH)/site/bench/hello.wasm ./bench/hello
 	$(GO) run ./bench -dir $(BENCH) -profile
 
+## bench-boundary: what each way of calling across the Go/JS boundary
+## costs, in Node (no browser): js.FuncOf against //go:wasmexport.
+bench-boundary:
+	GOOS=js GOARCH=wasm $(GO) build -trimpath -o $(BENCH)/boundary.wasm ./bench/boundary
+	node bench/boundary/boundary.mjs $(BENCH)/boundary.wasm
+
 bench-brotli:
 	@command -v brotli >/dev/null 2>&1 || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y brotli; }
 
