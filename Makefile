@@ -79,6 +79,7 @@ fuzz:
 	$(GO) test -run=NONE -fuzz='^FuzzCheckValue$$' -fuzztime=$(FUZZTIME) ./surface/internal/strictjson/
 	$(GO) test -run=NONE -fuzz='^FuzzFoldKey$$' -fuzztime=$(FUZZTIME) ./surface/internal/strictjson/
 	$(GO) test -run=NONE -fuzz='^FuzzValidate$$' -fuzztime=$(FUZZTIME) ./surface/internal/schema/
+	$(GO) test -run=NONE -fuzz='^FuzzFormats$$' -fuzztime=$(FUZZTIME) ./surface/internal/schema/
 	$(GO) test -run=NONE -fuzz='^FuzzHandle$$' -fuzztime=$(FUZZTIME) ./surface/
 	$(GO) test -run=NONE -fuzz='^FuzzDescribeInput$$' -fuzztime=$(FUZZTIME) ./surface/
 	$(GO) test -run=NONE -fuzz='^FuzzAppendJSON$$' -fuzztime=$(FUZZTIME) ./surface/

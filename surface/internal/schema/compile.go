@@ -185,7 +185,7 @@ func (c *compiler) object(n *node, ptr string, m map[string]any) error {
 		}
 	}
 
-	if err := c.annotations(ptr, m); err != nil {
+	if err := c.annotations(n, ptr, m); err != nil {
 		return err
 	}
 	if err := c.assertions(n, ptr, m); err != nil {
@@ -195,8 +195,9 @@ func (c *compiler) object(n *node, ptr string, m map[string]any) error {
 }
 
 // annotations checks the shape of the annotation keywords (a schema whose
-// title is a number is malformed) and refuses the ones draft-07 asserts.
-func (c *compiler) annotations(ptr string, m map[string]any) error {
+// title is a number is malformed) and sets up the format and content
+// assertions.
+func (c *compiler) annotations(n *node, ptr string, m map[string]any) error {
 	for _, kw := range [...]string{"title", "description", "$comment", "format", "contentEncoding", "contentMediaType"} {
 		if v, ok := m[kw]; ok {
 			if _, ok := v.(string); !ok {
@@ -216,13 +217,21 @@ func (c *compiler) annotations(ptr string, m map[string]any) error {
 			return c.errf(ptr, "examples", "must be an array")
 		}
 	}
+	if f, ok := m["format"].(string); ok {
+		// Asserted in every dialect, as the validator the kernel used
+		// before did for documents without $schema; unknown names are
+		// annotations.
+		n.format, n.formatName = formats[f], f
+	}
 	if c.draft == draft7 {
-		// draft-07 makes these assertions, which are not implemented.
-		for _, kw := range [...]string{"format", "contentEncoding", "contentMediaType"} {
-			if _, ok := m[kw]; ok {
-				return c.errf(ptr, kw, "is an assertion under draft-07 and is not supported")
+		if _, ok := m["contentMediaType"]; ok {
+			if _, ok := m["contentSchema"]; ok {
+				// The previous validator applied it to the decoded
+				// content here, which is not implemented.
+				return c.errf(ptr, "contentSchema", "next to contentMediaType is not supported under draft-07")
 			}
 		}
+		n.content = newContentCheck(m)
 	}
 	if v, ok := m["contentSchema"]; ok {
 		// Never applied (content is not decoded), but it must be a schema.

@@ -13,20 +13,17 @@ import (
 	"testing"
 
 	v5 "github.com/santhosh-tekuri/jsonschema/v5"
-
-	"pling.dev/agent/surface/internal/strictjson"
 )
 
-// The reference implementation is github.com/santhosh-tekuri/jsonschema/v5:
-// Draft2020 by default, default settings, no loading, and no format
-// assertion. The last needs care: given a document without $schema, v5
-// treats every vocabulary as on, format-assertion included, so refCompile
-// names the 2020-12 dialect explicitly in such documents, which turns
-// format back into the annotation 2020-12 makes it.
+// The reference implementation is github.com/santhosh-tekuri/jsonschema/v5,
+// configured the way the kernel used it before this package: Draft2020 by
+// default, default settings, no loading. Given a document without $schema,
+// v5 then treats every vocabulary as on and asserts format; this package
+// asserts format in every dialect it accepts, so the reference gets
+// AssertFormat, which does the same for documents that name 2020-12 or
+// 2019-09 (draft-07 asserts format anyway).
 
 const refURL = "urn:pling:surface:input-schema"
-
-const dialect2020 = "https://json-schema.org/draft/2020-12/schema"
 
 // refCompile compiles src with the reference implementation; a panic counts
 // as a refusal (it panics on some malformed schemas).
@@ -36,35 +33,14 @@ func refCompile(src string) (s *v5.Schema, err error) {
 			s, err = nil, fmt.Errorf("reference compiler panicked: %v", r)
 		}
 	}()
-	src = withDialect(src)
 	c := v5.NewCompiler()
 	c.Draft = v5.Draft2020
+	c.AssertFormat = true
 	c.LoadURL = func(string) (io.ReadCloser, error) { return nil, errors.New("no loading") }
 	if err := c.AddResource(refURL, strings.NewReader(src)); err != nil {
 		return nil, err
 	}
 	return c.Compile(refURL)
-}
-
-// withDialect adds "$schema": 2020-12 to an object document that has none.
-func withDialect(src string) string {
-	doc, err := strictjson.Decode([]byte(src), strictjson.Limits{})
-	if err != nil {
-		return src // the reference reports what is wrong with it
-	}
-	m, ok := doc.(map[string]any)
-	if !ok {
-		return src
-	}
-	if _, ok := m["$schema"]; ok {
-		return src
-	}
-	i := strings.IndexByte(src, '{')
-	sep := ","
-	if len(m) == 0 {
-		sep = ""
-	}
-	return src[:i+1] + `"$schema":"` + dialect2020 + `"` + sep + src[i+1:]
 }
 
 // refLeaf is one leaf failure of the reference, in this package's terms.
@@ -196,8 +172,25 @@ func diffCorpus() []diffCase {
 		{name: "draft-07 ref siblings ignored", schema: `{"$schema":"http://json-schema.org/draft-07/schema#","definitions":{"s":{"type":"string"}},"$ref":"#/definitions/s","maxLength":1}`, instance: `"abc"`},
 		{name: "2019-09 prefixItems ignored", schema: `{"$schema":"https://json-schema.org/draft/2019-09/schema","prefixItems":[{"type":"string"}]}`, instance: `[1]`},
 		{name: "2019-09 ref siblings", schema: `{"$schema":"https://json-schema.org/draft/2019-09/schema","$defs":{"s":{"type":"string"}},"$ref":"#/$defs/s","maxLength":1}`, instance: `"abc"`},
-		{name: "format is an annotation", schema: `{"format":"email"}`, instance: `"not an email"`},
+		{name: "format email asserted", schema: `{"format":"email"}`, instance: `"not an email"`},
+		{name: "format email ok", schema: `{"format":"email"}`, instance: `"a@example.com"`},
+		{name: "format unknown name", schema: `{"format":"idn-email"}`, instance: `"not an email"`},
+		{name: "format ignores numbers", schema: `{"format":"date"}`, instance: `20260501`},
+		{name: "format in properties", schema: `{"type":"object","properties":{"id":{"type":"string","format":"uuid"},"at":{"format":"date-time"}}}`, instance: `{"id":"123","at":"2026-05-01 10:00:00Z"}`},
+		{name: "format and minLength", schema: `{"format":"ipv4","minLength":10}`, instance: `"1.2.3"`},
+		{name: "format under anyOf", schema: `{"anyOf":[{"format":"ipv4"},{"format":"ipv6"}]}`, instance: `"1.2.3.4.5"`},
+		{name: "format 2020-12 asserted", schema: `{"$schema":"https://json-schema.org/draft/2020-12/schema","format":"hostname"}`, instance: `"-bad.example"`},
+		{name: "format 2019-09 asserted", schema: `{"$schema":"https://json-schema.org/draft/2019-09/schema","format":"uri"}`, instance: `"relative/path"`},
+		{name: "format draft-07 asserted", schema: `{"$schema":"http://json-schema.org/draft-07/schema#","format":"email"}`, instance: `"x"`},
+		{name: "format draft-07 ignored next to $ref", schema: `{"$schema":"http://json-schema.org/draft-07/schema#","definitions":{"s":{"type":"string"}},"$ref":"#/definitions/s","format":"email"}`, instance: `"x"`},
 		{name: "content is an annotation", schema: `{"contentEncoding":"base64","contentMediaType":"application/json"}`, instance: `"%%%"`},
+		{name: "content 2019-09 annotation", schema: `{"$schema":"https://json-schema.org/draft/2019-09/schema","contentEncoding":"base64"}`, instance: `"%%%"`},
+		{name: "content draft-07 bad base64", schema: `{"$schema":"http://json-schema.org/draft-07/schema#","contentEncoding":"base64","contentMediaType":"application/json"}`, instance: `"%%%"`},
+		{name: "content draft-07 base64 not json", schema: `{"$schema":"http://json-schema.org/draft-07/schema#","contentEncoding":"base64","contentMediaType":"application/json"}`, instance: `"bm90IGpzb24="`},
+		{name: "content draft-07 base64 json", schema: `{"$schema":"http://json-schema.org/draft-07/schema#","contentEncoding":"base64","contentMediaType":"application/json"}`, instance: `"eyJhIjoxfQ=="`},
+		{name: "content draft-07 json", schema: `{"$schema":"http://json-schema.org/draft-07/schema#","contentMediaType":"application/json"}`, instance: `"{\"a\":"`},
+		{name: "content draft-07 unknown encoding", schema: `{"$schema":"http://json-schema.org/draft-07/schema#","contentEncoding":"base32","contentMediaType":"application/json"}`, instance: `"{"`},
+		{name: "content draft-07 unknown media type", schema: `{"$schema":"http://json-schema.org/draft-07/schema#","contentMediaType":"text/plain"}`, instance: `"{"`},
 		{name: "root $id", schema: `{"$id":"https://example.com/root.json","properties":{"a":{"$ref":"#/$defs/n"}},"$defs":{"n":{"type":"number"}}}`, instance: `{"a":"x"}`},
 
 		// Refused here. The reference accepts most of them; this package
@@ -210,7 +203,7 @@ func diffCorpus() []diffCase {
 		{name: "refused $recursiveRef", schema: `{"$schema":"https://json-schema.org/draft/2019-09/schema","$recursiveAnchor":true,"items":{"$recursiveRef":"#"}}`, instance: `[1]`, refused: true},
 		{name: "refused nested $id", schema: `{"$defs":{"a":{"$id":"https://example.com/a","type":"string"}},"$ref":"https://example.com/a"}`, instance: `1`, refused: true},
 		{name: "refused items array", schema: `{"$schema":"https://json-schema.org/draft/2019-09/schema","items":[{"type":"string"}],"additionalItems":false}`, instance: `["a",1]`, refused: true},
-		{name: "refused draft-07 format", schema: `{"$schema":"http://json-schema.org/draft-07/schema#","format":"email"}`, instance: `"x"`, refused: true},
+		{name: "refused draft-07 contentSchema", schema: `{"$schema":"http://json-schema.org/draft-07/schema#","contentMediaType":"application/json","contentSchema":{"type":"number"}}`, instance: `"\"x\""`, refused: true},
 		{name: "refused empty enum", schema: `{"enum":[]}`, instance: `1`, refused: true},
 		{name: "refused ref cycle", schema: `{"$ref":"#"}`, instance: `1`, refused: true},
 		{name: "refused draft-04", schema: `{"$schema":"http://json-schema.org/draft-04/schema#","maximum":1,"exclusiveMaximum":true}`, instance: `1`, refused: true},

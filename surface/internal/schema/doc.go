@@ -17,8 +17,9 @@
 // minItems, maxItems, uniqueItems, minLength, maxLength (in Unicode code
 // points), pattern (Go regexp syntax, matched anywhere in the string, not
 // anchored), minimum, maximum, exclusiveMinimum, exclusiveMaximum,
-// multipleOf, allOf, anyOf, oneOf, not, if/then/else, $ref, $defs and
-// definitions, and the boolean schemas true and false.
+// multipleOf, format (see Formats), allOf, anyOf, oneOf, not,
+// if/then/else, $ref, $defs and definitions, and the boolean schemas true
+// and false.
 //
 // $ref accepts "#" and JSON pointers into the same document ("#/$defs/a",
 // "#/definitions/a", "#/properties/a/items", percent-encoding allowed).
@@ -27,8 +28,8 @@
 //
 // Annotations are checked for shape and otherwise ignored: title,
 // description, default, examples, deprecated, readOnly, writeOnly,
-// $comment, format (an annotation by default in 2020-12), contentEncoding,
-// contentMediaType and contentSchema. $schema may be absent or name 2020-12,
+// $comment, contentEncoding, contentMediaType and contentSchema (but see
+// draft-07 below). $schema may be absent or name 2020-12,
 // 2019-09 or draft-07, at the root only. $id is accepted at the root only,
 // where it cannot change what a "#..." reference means, and is ignored.
 // Keywords no dialect defines are ignored, as 2020-12 says.
@@ -37,7 +38,31 @@
 // dialect only removes what it lacks: under 2019-09 prefixItems is an
 // unknown keyword; under draft-07 so are prefixItems, dependentRequired,
 // dependentSchemas, minContains and maxContains, and keywords next to $ref
-// are ignored, as draft-07 says.
+// are ignored, as draft-07 says. draft-07 also asserts content, as the
+// validator the kernel used before did: with contentEncoding "base64" the
+// string must decode ("value is not base64 encoded"), and with
+// contentMediaType "application/json" the string, or what it decodes to,
+// must be JSON ("value is not of mediatype 'application/json'"). Other
+// encodings and media types stay annotations, and an unknown encoding
+// means the media type is not checked either.
+//
+// # Formats
+//
+// format is an assertion whatever $schema says (2020-12 and 2019-09 make it
+// an annotation by default; the validator the kernel used before asserted
+// it for documents without $schema, and page authors rely on that). The
+// checks give that validator's verdicts, including where it is more
+// lenient than the RFCs, so no input changes fate: date-time, date, time,
+// duration, period, hostname, email, ipv4 (also ip-address), ipv6, uri,
+// iri, uri-reference (also uriref), iri-reference, uri-template, regex (Go
+// syntax), json-pointer, relative-json-pointer and uuid. Among the
+// leniencies: uri and uri-reference accept characters such as spaces in
+// paths, ipv4 and time read numbers with strconv.Atoi ("+1.2.3.4"),
+// hostname checks only the first label for a leading hyphen, and email
+// with a bracketed domain ("x@[192.0.2.1]") does not check the local part.
+// Formats judge strings only; other values pass. Any other name, including
+// idn-email and idn-hostname, is an annotation, as it was before. A
+// failure reads "'abc' is not valid 'email'".
 //
 // # What does not compile
 //
@@ -49,7 +74,8 @@
 // $schema below the root or naming another dialect, any $ref that is not a
 // pointer into this document (remote, relative, anchor, or the ambiguous
 // "#/"), items as an array (the pre-2020 tuple form), and under draft-07
-// format, contentEncoding and contentMediaType, which that dialect asserts.
+// contentSchema next to contentMediaType, which the previous validator
+// applied to the content there.
 //
 // Malformed values fail too, with a *CompileError naming the location: an
 // unknown type name, a negative or fractional count, a pattern that is not

@@ -16,7 +16,12 @@ type gen struct{ r *rand.Rand }
 var (
 	genNumbers = []string{"0", "-0", "1", "1.0", "-1", "2", "2.5", "-2.5", "3", "10", "1e1", "0.1", "0.30", "7", "-7",
 		"100", "1e2", "0.01", "1.5e1", "15", "9007199254740993", "9007199254740992", "1e20", "-1e20", "0.000001"}
-	genStrings  = []string{"", "a", "b", "ab", "abc", "A", "é", "日本", "😀", "a b", "x-1", "10", "true"}
+	genStrings = []string{"", "a", "b", "ab", "abc", "A", "é", "日本", "😀", "a b", "x-1", "10", "true",
+		"a@b.example", "2026-05-01", "2026-05-01T10:00:00Z", "10:00:00Z", "P1D", "1.2.3.4", "::1",
+		"http://x.example/a", "/a/b", "0#", "2eb8aa08-aa98-11ea-b4aa-73b441d16380", "{a}", "(", "x.example."}
+	genFormats = []string{"date-time", "date", "time", "duration", "period", "hostname", "email", "ip-address",
+		"ipv4", "ipv6", "uri", "iri", "uri-reference", "uriref", "iri-reference", "uri-template", "regex",
+		"json-pointer", "relative-json-pointer", "uuid", "idn-email", "idn-hostname", "x-unknown"}
 	genNames    = []string{"a", "b", "c", "a b", "x-1", "é"}
 	genPatterns = []string{"^a", "b$", "^[a-c]+$", "\\d", "^x-", "é", ".", "^$"}
 	genTypes    = []string{"null", "boolean", "object", "array", "number", "string", "integer"}
@@ -148,6 +153,7 @@ func (g gen) keyword(m map[string]string, depth int, defs bool) {
 		func() { m["minLength"] = g.count() },
 		func() { m["maxLength"] = g.count() },
 		func() { m["pattern"] = strconv.Quote(g.pick(genPatterns)) },
+		func() { m["format"] = strconv.Quote(g.pick(genFormats)) },
 		func() { m["minItems"] = g.count() },
 		func() { m["maxItems"] = g.count() },
 		func() { m["uniqueItems"] = "true" },

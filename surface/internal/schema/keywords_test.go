@@ -161,7 +161,15 @@ var keywordCases = []keywordCase{
 	{"false via ref", `{"$defs":{"no":false},"$ref":"#/$defs/no"}`, `1`, []string{" $ref"}, "not allowed"},
 
 	// annotations
-	{"annotations ignored", `{"title":"t","description":"d","default":5,"examples":[1],"deprecated":true,"readOnly":true,"writeOnly":false,"$comment":"c","format":"email","contentEncoding":"base64","contentMediaType":"application/json","contentSchema":{"type":"number"}}`, `"not an email"`, nil, ""},
+	{"annotations ignored", `{"title":"t","description":"d","default":5,"examples":[1],"deprecated":true,"readOnly":true,"writeOnly":false,"$comment":"c","format":"x-unknown","contentEncoding":"base64","contentMediaType":"application/json","contentSchema":{"type":"number"}}`, `"%%%"`, nil, ""},
+
+	// format (the checks themselves: format_test.go)
+	{"format asserted", `{"format":"email"}`, `"not an email"`, []string{" format"}, "'not an email' is not valid 'email'"},
+	{"format passes", `{"format":"email"}`, `"a@example.com"`, nil, ""},
+	{"format skips non-strings", `{"format":"email"}`, `{"a":1}`, nil, ""},
+	{"format unknown name is an annotation", `{"format":"idn-hostname"}`, `"-"`, nil, ""},
+	{"format before minLength", `{"minLength":9,"format":"uuid"}`, `"x"`, []string{" format", " minLength"}, ""},
+	{"format message quoting", `{"format":"ipv4"}`, `"it's \"1\"\t"`, []string{" format"}, `'it\'s "1"\t' is not valid 'ipv4'`},
 	{"unknown keyword ignored", `{"x-widget":"slider","minimun":5}`, `1`, nil, ""},
 	{"root $id ignored", `{"$id":"https://example.com/s","$defs":{"n":{"type":"number"}},"$ref":"#/$defs/n"}`, `"x"`, []string{" type"}, ""},
 

@@ -79,6 +79,10 @@ type node struct {
 	maxLen  int
 	pattern *regexp.Regexp
 
+	format     func(string) bool // nil: no format, or one that is not asserted
+	formatName string
+	content    *contentCheck // draft-07 only
+
 	minimum, maximum, exclMin, exclMax, multipleOf *bound
 
 	ref                 *node

@@ -221,6 +221,12 @@ func (v *validator) evalObject(n *node, inst any, out *[]Violation) bool {
 		}
 	case kString:
 		s := inst.(string)
+		if n.format != nil && !n.format(s) {
+			if out == nil {
+				return false
+			}
+			fail("format", func() string { return quote(s) + " is not valid " + quote(n.formatName) })
+		}
 		if n.minLen >= 0 || n.maxLen >= 0 {
 			// Code points, not bytes or UTF-16 units, as JSON Schema says.
 			length := utf8.RuneCountInString(s)
@@ -242,6 +248,14 @@ func (v *validator) evalObject(n *node, inst any, out *[]Violation) bool {
 				return false
 			}
 			fail("pattern", func() string { return "does not match pattern " + quote(n.pattern.String()) })
+		}
+		if n.content != nil {
+			if kw, msg := n.content.check(s); kw != "" {
+				if out == nil {
+					return false
+				}
+				fail(kw, func() string { return msg })
+			}
 		}
 	case kNumber:
 		if n.minimum != nil || n.maximum != nil || n.exclMin != nil || n.exclMax != nil || n.multipleOf != nil {
