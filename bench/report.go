@@ -255,14 +255,16 @@ func (r *report) markdown() (string, error) {
 	}
 
 	b.WriteString("\n## Distributions\n\n| series | n | median | p90 | p99 | min | max |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	listed := map[string]bool{} // a series can be the baseline of several rows
 	for _, rw := range rows {
 		for _, x := range []struct {
 			name string
 			s    *summary
 		}{{rw.baseName, rw.baseSum}, {rw.name, rw.sSum}} {
-			if x.s == nil {
+			if x.s == nil || listed[x.name] {
 				continue
 			}
+			listed[x.name] = true
 			u := x.s.Unit
 			fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s |\n", x.name, x.s.N, fmtVal(x.s.Median, u), fmtVal(x.s.P90, u), fmtVal(x.s.P99, u), fmtVal(x.s.Min, u), fmtVal(x.s.Max, u))
 		}
