@@ -17,6 +17,7 @@ type jsenv struct {
 	withResolvers bool     // Promise.withResolvers exists
 	object        js.Value // Object
 	reflect       js.Value // Reflect
+	bind          js.Value // Function.prototype.bind
 
 	// settle is the one callback every awaited Promise reports to, through
 	// bound copies settle.bind(null, id, fulfilled). It lives as long as
@@ -33,7 +34,7 @@ var (
 	env     *jsenv
 
 	pendingMu sync.Mutex
-	pending   = map[uint64]chan settlement{}
+	pending   = map[uint64]waiter{}
 	nextID    uint64
 
 	captureMu       sync.Mutex
@@ -43,6 +44,17 @@ var (
 type settlement struct {
 	ok bool
 	v  js.Value
+	// text is the value when the settler wrote it to the waiter's lane
+	// (inEntry); v is then undefined.
+	text    []byte
+	inEntry bool
+}
+
+// waiter is one expected settlement. Its lane, when it has one, reads a
+// fulfilment given as a length in entryIO.
+type waiter struct {
+	ch   chan settlement
+	lane lane
 }
 
 func theEnv() *jsenv {
@@ -52,7 +64,8 @@ func theEnv() *jsenv {
 
 func newEnv() {
 	g := js.Global()
-	e := &jsenv{promise: g.Get("Promise"), object: g.Get("Object"), reflect: g.Get("Reflect")}
+	e := &jsenv{promise: g.Get("Promise"), object: g.Get("Object"), reflect: g.Get("Reflect"),
+		bind: g.Get("Function").Get("prototype").Get("bind")}
 	env = e
 	wr, err := reflectGet(e.reflect, e.promise, "withResolvers")
 	e.withResolvers = err == nil && wr.Type() == js.TypeFunction
@@ -77,12 +90,22 @@ func onSettle(_ js.Value, args []js.Value) js.Value {
 		s.v = args[2]
 	}
 	pendingMu.Lock()
-	ch, found := pending[id]
+	w, found := pending[id]
 	delete(pending, id)
 	pendingMu.Unlock()
-	if found {
-		ch <- s // buffered; the only send, since the entry is gone
+	if !found {
+		return js.Undefined()
 	}
+	if s.ok && w.lane.size > 0 && s.v.Type() == js.TypeNumber {
+		// Read at once: entryIO is only stable until this call returns.
+		text, ok := w.lane.entryText(s.v)
+		if !ok {
+			s = settlement{ok: true, v: js.Undefined()} // not text: a bad answer
+		} else {
+			s.text, s.inEntry, s.v = text, true, js.Undefined()
+		}
+	}
+	w.ch <- s // buffered; the only send, since the entry is gone
 	return js.Undefined()
 }
 
@@ -129,7 +152,7 @@ func await(ctx context.Context, op string, v js.Value, timeout time.Duration) (j
 	if err := catch(op, func() { p = e.promise.Call("resolve", v) }); err != nil {
 		return js.Undefined(), err
 	}
-	id, ch := expect()
+	id, ch := expect(lane{})
 	err := catch(op, func() {
 		ok := e.settle.Call("bind", js.Null(), float64(id), true)
 		fail := e.settle.Call("bind", js.Null(), float64(id), false)
@@ -139,17 +162,19 @@ func await(ctx context.Context, op string, v js.Value, timeout time.Duration) (j
 		forget(id)
 		return js.Undefined(), err
 	}
-	return waitSettled(ctx, op, id, ch, timeout)
+	st, err := waitSettled(ctx, op, id, ch, timeout)
+	return st.v, err
 }
 
 // expect registers a waiter for one settlement, reported to the settle
-// callback under the returned id.
-func expect() (uint64, chan settlement) {
+// callback under the returned id. l, when it is a lane, reads a text the
+// settler wrote to entryIO.
+func expect(l lane) (uint64, chan settlement) {
 	ch := make(chan settlement, 1)
 	pendingMu.Lock()
 	nextID++
 	id := nextID
-	pending[id] = ch
+	pending[id] = waiter{ch: ch, lane: l}
 	pendingMu.Unlock()
 	return id, ch
 }
@@ -163,7 +188,7 @@ func forget(id uint64) {
 
 // waitSettled waits for the settlement expected under id, the end of ctx
 // or timeout (0: none of its own), whichever comes first.
-func waitSettled(ctx context.Context, op string, id uint64, ch chan settlement, timeout time.Duration) (js.Value, error) {
+func waitSettled(ctx context.Context, op string, id uint64, ch chan settlement, timeout time.Duration) (settlement, error) {
 	var expired <-chan time.Time
 	if timeout > 0 {
 		t := time.NewTimer(timeout)
@@ -173,18 +198,19 @@ func waitSettled(ctx context.Context, op string, id uint64, ch chan settlement, 
 	select {
 	case s := <-ch:
 		if s.ok {
-			return s.v, nil
+			return s, nil
 		}
-		return js.Undefined(), &Error{Op: op, Kind: KindRejected, Msg: describe(s.v), Reason: s.v}
+		return settlement{v: js.Undefined()}, &Error{Op: op, Kind: KindRejected, Msg: describe(s.v), Reason: s.v}
 	case <-ctx.Done():
 		forget(id)
+		none := settlement{v: js.Undefined()}
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return js.Undefined(), newError(op, KindTimeout, "did not settle before the deadline")
+			return none, newError(op, KindTimeout, "did not settle before the deadline")
 		}
-		return js.Undefined(), newError(op, KindCancelled, ctx.Err().Error())
+		return none, newError(op, KindCancelled, ctx.Err().Error())
 	case <-expired:
 		forget(id)
-		return js.Undefined(), newError(op, KindTimeout, "did not settle in "+timeout.String())
+		return settlement{v: js.Undefined()}, newError(op, KindTimeout, "did not settle in "+timeout.String())
 	}
 }
 

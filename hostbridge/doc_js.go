@@ -27,6 +27,14 @@
 //	claim(sessionID, requestID, windowMs) "claimed" | "replayed", or a Promise of it (optional)
 //	audit(eventJSON)                  anything, or a Promise (optional)
 //	auditError(reason, message, eventJSON) anything (optional)
+//	io, entryIO                       two Uint8Arrays of one length (optional): the lane
+//
+// With a lane, texts cross as UTF-8 copied into those buffers instead of as
+// JS strings: a text parameter may be given as its length in io, a text
+// answer may be its length in io, and instance.handle and the executor's
+// settle may be given the length of a text in entryIO. The JS runtime's
+// host always offers one; see lane_js.go for the convention and why it
+// cannot mix up two calls' bytes.
 //
 // Rules the bridge keeps at the boundary:
 //

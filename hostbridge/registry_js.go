@@ -22,10 +22,12 @@ import (
 // redone only when version() answers something new, or (without version())
 // when the text actions() returns differs from the last one.
 type registry struct {
-	host       js.Value
-	hasVersion bool
-	hasExpose  bool
-	timeout    time.Duration
+	lane lane
+	// The host's functions, looked up once: a lookup by name costs a
+	// crossing and a decode of the name on every call.
+	version, actionsFn, view, expose js.Value
+	hasVersion, hasExpose            bool
+	timeout                          time.Duration
 
 	mu      sync.Mutex
 	key     string // version key of the cached actions; "" = none
@@ -47,18 +49,36 @@ type registry struct {
 	actionsParse int // times the actions were parsed
 }
 
-func newRegistry(host js.Value, timeout time.Duration) *registry {
-	return &registry{
-		host:       host,
-		hasVersion: hasFunc(host, "version"),
-		hasExpose:  hasFunc(host, "expose"),
-		timeout:    timeout,
+func newRegistry(host js.Value, l lane, timeout time.Duration) *registry {
+	r := &registry{
+		lane:      l,
+		version:   hostFunc(host, "version"),
+		actionsFn: hostFunc(host, "actions"),
+		view:      hostFunc(host, "view"),
+		expose:    hostFunc(host, "expose"),
+		timeout:   timeout,
 	}
+	r.hasVersion = r.version.Type() == js.TypeFunction
+	r.hasExpose = r.expose.Type() == js.TypeFunction
+	return r
 }
 
 func hasFunc(host js.Value, name string) bool {
+	return hostFunc(host, name).Type() == js.TypeFunction
+}
+
+// hostFunc returns host[name] bound to host when it is a function, else
+// undefined, so that the bridge calls it with Invoke.
+func hostFunc(host js.Value, name string) js.Value {
 	f, err := getProp(host, name)
-	return err == nil && f.Type() == js.TypeFunction
+	if err != nil || f.Type() != js.TypeFunction {
+		return js.Undefined()
+	}
+	var bound js.Value
+	if catch("bind "+name, func() { bound = theEnv().bind.Call("call", f, host) }) != nil {
+		return js.Undefined()
+	}
+	return bound
 }
 
 // versionKey reads version() and turns it into a cache key. Only a finite
@@ -70,7 +90,7 @@ func (r *registry) versionKey() (string, error) {
 	}
 	var key string
 	err := catch("registry.version", func() {
-		v := r.host.Call("version")
+		v := r.version.Invoke()
 		switch v.Type() {
 		case js.TypeNumber:
 			if f := v.Float(); !math.IsNaN(f) {
@@ -101,14 +121,7 @@ func (r *registry) current() ([]surface.Action, string, error) {
 
 	// No lock is held across calls into JS: page code may call back into
 	// the surface while it runs.
-	var text string
-	err = catch("registry.actions", func() {
-		v := r.host.Call("actions")
-		if v.Type() != js.TypeString {
-			panic(newError("registry.actions", KindBadValue, "actions() must answer JSON text"))
-		}
-		text = v.String()
-	})
+	text, err := r.lane.text("registry.actions", r.actionsFn, nil, "actions() must answer JSON text")
 	if err != nil {
 		return nil, "", err
 	}
@@ -158,14 +171,7 @@ func (r *registry) readExpose(acts []surface.Action) (map[string]bool, error) {
 		ids[i] = acts[i].ID
 	}
 	b, _ := surface.AppendJSON(nil, ids)
-	var text string
-	err := catch("registry.expose", func() {
-		v := r.host.Call("expose", string(b))
-		if v.Type() != js.TypeString {
-			panic(newError("registry.expose", KindBadValue, "expose() must answer JSON text"))
-		}
-		text = v.String()
-	})
+	text, err := r.lane.text("registry.expose", r.expose, [][]byte{b}, "expose() must answer JSON text")
 	if err != nil {
 		return nil, err
 	}
@@ -200,17 +206,22 @@ func (r *registry) View(ctx context.Context, q surface.ViewQuery) (*surface.View
 	if err != nil {
 		return nil, err
 	}
-	var v js.Value
-	if err := catch("registry.view", func() { v = r.host.Call("view", string(qb)) }); err != nil {
+	params, put := r.lane.textParams(qb)
+	a, err := r.lane.call("registry.view", r.view, params, put, true)
+	if err != nil {
 		return nil, err
 	}
-	if v, err = settleValue(ctx, "registry.view", v, r.timeout); err != nil {
-		return nil, err
+	text := a.text
+	if !a.inIO {
+		v, err := settleValue(ctx, "registry.view", a.v, r.timeout)
+		if err != nil {
+			return nil, err
+		}
+		if v.Type() != js.TypeString {
+			return nil, newError("registry.view", KindBadValue, "view() must answer JSON text")
+		}
+		text = v.String()
 	}
-	if v.Type() != js.TypeString {
-		return nil, newError("registry.view", KindBadValue, "view() must answer JSON text")
-	}
-	text := v.String()
 	parsed, ok := r.views.get(text)
 	if !ok {
 		if parsed, err = surface.ParseView([]byte(text)); err != nil {

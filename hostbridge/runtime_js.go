@@ -110,15 +110,26 @@ func (s *Surface) export() js.Value {
 			a.reply = args[2]
 			a.shared = len(args) > 3 && args[3].Type() == js.TypeBoolean && args[3].Bool()
 		}
-		if len(args) < 1 || args[0].Type() != js.TypeString {
-			return a.now(string(s.failure(surface.CodeInvalidRequest, "request must be JSON text")))
+		var req []byte
+		switch {
+		case len(args) < 1:
+		case args[0].Type() == js.TypeString:
+			// Refuse an oversize request before copying it into Go: a
+			// string has at least as many UTF-8 bytes as UTF-16 code units.
+			if stringLength(args[0]) > s.limits.MaxRequestBytes {
+				return a.now(s.failure(surface.CodeInvalidRequest, "request is larger than the size limit"))
+			}
+			req = []byte(args[0].String())
+		default:
+			// A length in entryIO (see lane).
+			req, _ = s.lane.entryText(args[0])
+			if len(req) > s.limits.MaxRequestBytes {
+				return a.now(s.failure(surface.CodeInvalidRequest, "request is larger than the size limit"))
+			}
 		}
-		// Refuse an oversize request before copying it into Go: a string
-		// has at least as many UTF-8 bytes as UTF-16 code units.
-		if stringLength(args[0]) > s.limits.MaxRequestBytes {
-			return a.now(string(s.failure(surface.CodeInvalidRequest, "request is larger than the size limit")))
+		if req == nil {
+			return a.now(s.failure(surface.CodeInvalidRequest, "request must be JSON text"))
 		}
-		req := []byte(args[0].String())
 		session := js.Undefined()
 		if len(args) > 1 && args[1].Type() == js.TypeFunction {
 			session = args[1]
@@ -137,10 +148,10 @@ func (s *Surface) export() js.Value {
 		var input []byte
 		if len(args) > 0 && !args[0].IsUndefined() && !args[0].IsNull() {
 			if args[0].Type() != js.TypeString {
-				return a.now(`{"ok":false,"error":{"code":"INVALID_REQUEST","message":"describe input must be JSON text"}}`)
+				return a.now([]byte(`{"ok":false,"error":{"code":"INVALID_REQUEST","message":"describe input must be JSON text"}}`))
 			}
 			if stringLength(args[0]) > s.limits.MaxRequestBytes {
-				return a.now(`{"ok":false,"error":{"code":"INVALID_REQUEST","message":"describe input is larger than the size limit"}}`)
+				return a.now([]byte(`{"ok":false,"error":{"code":"INVALID_REQUEST","message":"describe input is larger than the size limit"}}`))
 			}
 			input = []byte(args[0].String())
 		}
@@ -186,28 +197,36 @@ type answerer struct {
 }
 
 // now answers at once.
-func (a answerer) now(text string) js.Value {
+func (a answerer) now(text []byte) js.Value {
 	if a.reply.Type() != js.TypeFunction {
-		return resolvedPromise(text)
+		return resolvedPromise(string(text))
 	}
-	_ = catch("reply", func() { a.reply.Invoke(text) })
+	a.send(text)
 	return js.Undefined()
+}
+
+// send calls the reply function with text, through the lane when there is
+// one. A reply function that throws is the caller's problem: the answer was
+// given.
+func (a answerer) send(text []byte) {
+	params, put := a.s.lane.textParams(text)
+	_, _ = a.s.lane.call("reply", a.reply, params, put, false)
 }
 
 // run does work on a goroutine and answers with its result. A panic in
 // work answers the fallback, so the caller always gets an answer and the Go
 // program keeps running. work appends its answer to a pooled buffer.
 func (a answerer) run(op string, work func(dst []byte) ([]byte, surface.SharedCaps)) js.Value {
-	var settle func(text string)
+	var settle func(text []byte)
 	result := js.Undefined()
 	if a.reply.Type() == js.TypeFunction {
-		settle = func(text string) { _ = catch("reply", func() { a.reply.Invoke(text) }) }
+		settle = a.send
 	} else {
 		d, err := newDeferred()
 		if err != nil {
 			return resolvedPromise(a.fallback)
 		}
-		settle = func(text string) { _ = catch("resolve", func() { d.resolve.Invoke(text) }) }
+		settle = func(text []byte) { _ = catch("resolve", func() { d.resolve.Invoke(transient(text)) }) }
 		result = d.promise
 	}
 	goSafe(op, func() {
@@ -216,10 +235,10 @@ func (a answerer) run(op string, work func(dst []byte) ([]byte, surface.SharedCa
 		if a.shared && shared.ID != 0 {
 			b = a.replyShared(b, shared)
 		} else {
-			settle(transient(b))
+			settle(b)
 		}
 		putBuffer(buf, b)
-	}, func(*Error) { settle(a.fallback) })
+	}, func(*Error) { settle([]byte(a.fallback)) })
 	return result
 }
 
@@ -232,8 +251,8 @@ func (a answerer) replyShared(b []byte, shared surface.SharedCaps) []byte {
 	b = append(b, b[:shared.Start]...)
 	b = append(b, "[]"...)
 	b = append(b, b[shared.End:n]...)
-	text, list := transient(b[n:]), transient(b[shared.Start:shared.End])
 	id := float64(shared.ID)
+	l := a.s.lane
 
 	// No lock is held while JS runs: a reply function may call back in.
 	s := a.s
@@ -243,9 +262,11 @@ func (a answerer) replyShared(b []byte, shared surface.SharedCaps) []byte {
 	s.sentCapsMu.Unlock()
 	var err error
 	if known {
-		err = catch("reply", func() { a.reply.Invoke(text, id) })
+		params, put := l.textParams(b[n:])
+		_, err = l.call("reply", a.reply, []any{params[0], id}, put, false)
 	} else {
-		err = catch("reply", func() { a.reply.Invoke(text, id, list) })
+		params, put := l.textParams(b[n:], b[shared.Start:shared.End])
+		_, err = l.call("reply", a.reply, []any{params[0], id, params[1]}, put, false)
 	}
 	if err == nil {
 		s.sentCapsMu.Lock()

@@ -44,26 +44,39 @@ func (x executor) Execute(ctx context.Context, call surface.Call) (json.RawMessa
 // settle(id, false, reason) itself. Waiting that way takes one call into JS
 // where awaiting a returned Promise takes five, each leaving Go a JS value
 // to track and finalize, which measured as much as the rest of an invoke's
-// bridge work.
-type settlingExecutor struct{ host js.Value }
+// bridge work. With a lane, the three texts go through io, and the text
+// given to settle may be a length in entryIO.
+type settlingExecutor struct {
+	fn   js.Value // host.executeAsync
+	lane lane
+}
 
 func (x settlingExecutor) Execute(ctx context.Context, call surface.Call) (json.RawMessage, error) {
 	cb, err := surface.AppendJSON(make([]byte, 0, 256), call.Context)
 	if err != nil {
 		return nil, err
 	}
-	id, ch := expect()
-	var v js.Value
-	if err := catch("execute", func() {
-		v = x.host.Call("executeAsync", call.Action, string(call.Input), string(cb), theEnv().settle.Value, float64(id))
-	}); err != nil {
+	id, ch := expect(x.lane)
+	params, put := x.lane.textParams([]byte(call.Action), call.Input, cb)
+	a, err := x.lane.call("execute", x.fn, append(params, theEnv().settle.Value, float64(id)), put, true)
+	if err != nil {
 		forget(id)
 		return nil, err
 	}
+	if a.inIO {
+		forget(id)
+		return json.RawMessage(a.text), nil
+	}
+	v := a.v
 	if v.IsUndefined() {
-		if v, err = waitSettled(ctx, "execute", id, ch, 0); err != nil {
+		s, err := waitSettled(ctx, "execute", id, ch, 0)
+		if err != nil {
 			return nil, err
 		}
+		if s.inEntry {
+			return json.RawMessage(s.text), nil
+		}
+		v = s.v
 	} else {
 		forget(id)
 	}
@@ -93,32 +106,38 @@ type wireSession struct {
 // from ctx when there is one, else the host's session(). Any failure (a
 // throw, a rejection, a timeout, text that is not a session) is an error,
 // which the kernel answers with SESSION_INVALID: it never means "no session".
-func sessionSource(host js.Value, hasHost bool, timeout time.Duration) surface.SessionSource {
+func sessionSource(host js.Value, l lane, hasHost bool, timeout time.Duration) surface.SessionSource {
 	// The last session each kind of getter answered: host.session() may
 	// answer true for "the same as my last text", which must never pick up
 	// the session of a per-call getter.
 	var lastHost, lastCall lastText[surface.Session]
+	hostFn := js.Undefined()
+	if hasHost {
+		hostFn = hostFunc(host, "session")
+	}
 	return func(ctx context.Context) (*surface.Session, error) {
-		var v js.Value
-		var err error
-		fromHost := false
-		if fn, ok := ctx.Value(sessionKey{}).(js.Value); ok {
-			err = catch("session", func() { v = fn.Invoke() })
-		} else if hasHost {
-			fromHost = true
-			err = catch("session", func() { v = host.Call("session") })
-		} else {
-			return nil, nil
+		fn, ok := ctx.Value(sessionKey{}).(js.Value)
+		fromHost := !ok
+		if fromHost {
+			if !hasHost {
+				return nil, nil
+			}
+			fn = hostFn
 		}
+		a, err := l.call("session", fn, nil, nil, true)
 		if err != nil {
-			return nil, err
-		}
-		if v, err = settleValue(ctx, "session", v, timeout); err != nil {
 			return nil, err
 		}
 		last := &lastCall
 		if fromHost {
 			last = &lastHost
+		}
+		if a.inIO {
+			return sessionFromText(last, a.text)
+		}
+		v, err := settleValue(ctx, "session", a.v, timeout)
+		if err != nil {
+			return nil, err
 		}
 		switch v.Type() {
 		case js.TypeNull, js.TypeUndefined:
@@ -131,20 +150,26 @@ func sessionSource(host js.Value, hasHost bool, timeout time.Duration) surface.S
 				return &c, nil
 			}
 		case js.TypeString:
-			text := v.String()
-			s, ok := last.get(text)
-			if !ok {
-				if s, err = parseSession([]byte(text)); err != nil {
-					last.put("", nil) // true cannot mean this text
-					return nil, err
-				}
-				last.put(text, s)
-			}
-			c := *s
-			return &c, nil
+			return sessionFromText(last, v.String())
 		}
 		return nil, newError("session", KindBadValue, "session() must answer JSON text or null")
 	}
+}
+
+// sessionFromText parses a session's text, or takes it from last when the
+// text is the one last parsed, and answers a copy the kernel may keep.
+func sessionFromText(last *lastText[surface.Session], text string) (*surface.Session, error) {
+	s, ok := last.get(text)
+	if !ok {
+		var err error
+		if s, err = parseSession([]byte(text)); err != nil {
+			last.put("", nil) // true cannot mean this text
+			return nil, err
+		}
+		last.put(text, s)
+	}
+	c := *s
+	return &c, nil
 }
 
 func parseSession(data []byte) (*surface.Session, error) {
@@ -282,6 +307,8 @@ func (g guard) Claim(ctx context.Context, key surface.ReplayKey, _ time.Time, wi
 // failing one is still noticed.
 type auditor struct {
 	host     js.Value
+	audit    js.Value // host.audit
+	lane     lane
 	hasError bool
 	timeout  time.Duration
 }
@@ -291,11 +318,12 @@ func (a auditor) onAudit(_ context.Context, ev surface.AuditEvent) error {
 	if err != nil {
 		return err
 	}
-	var v js.Value
-	if err := catch("audit", func() { v = a.host.Call("audit", string(b)) }); err != nil {
+	params, put := a.lane.textParams(b)
+	ans, err := a.lane.call("audit", a.audit, params, put, false)
+	if err != nil {
 		return err
 	}
-	if isThenable(v) {
+	if v := ans.v; !ans.inIO && isThenable(v) {
 		goSafe("audit", func() {
 			if _, err := await(context.Background(), "audit", v, a.timeout); err != nil {
 				a.report(err, b)

@@ -16,6 +16,7 @@ import (
 // Surface is one page surface: the kernel wired to a JS host object.
 type Surface struct {
 	host        js.Value
+	lane        lane
 	reg         *registry
 	hostTimeout time.Duration
 	limits      surface.Limits
@@ -67,9 +68,11 @@ func New(host js.Value, cfg Config) (*Surface, error) {
 		return nil, errors.New("hostbridge: record limits must not be negative")
 	}
 
+	l := newLane(host)
 	s := &Surface{
 		host:        host,
-		reg:         newRegistry(host, hostTimeout),
+		lane:        l,
+		reg:         newRegistry(host, l, hostTimeout),
 		hostTimeout: hostTimeout,
 		limits:      surface.DefaultLimits,
 		hasSession:  hasFunc(host, "session"),
@@ -85,7 +88,7 @@ func New(host js.Value, cfg Config) (*Surface, error) {
 		Limits:         s.limits,
 	}
 	if hasFunc(host, "executeAsync") {
-		o.Execute = settlingExecutor{host: host}
+		o.Execute = settlingExecutor{fn: hostFunc(host, "executeAsync"), lane: l}
 	}
 	switch {
 	case s.reg.hasExpose:
@@ -122,7 +125,7 @@ func New(host js.Value, cfg Config) (*Surface, error) {
 		o.Replay = &surface.ReplayOptions{Window: window, Guard: g}
 	}
 	if hasFunc(host, "audit") {
-		a := auditor{host: host, hasError: hasFunc(host, "auditError"), timeout: hostTimeout}
+		a := auditor{host: host, audit: hostFunc(host, "audit"), lane: l, hasError: hasFunc(host, "auditError"), timeout: hostTimeout}
 		o.OnAudit = a.onAudit
 		o.OnAuditError = a.onAuditError
 	}
@@ -130,7 +133,7 @@ func New(host js.Value, cfg Config) (*Surface, error) {
 
 	main := o
 	if s.hasSession {
-		main.Session = sessionSource(host, true, hostTimeout)
+		main.Session = sessionSource(host, l, true, hostTimeout)
 	}
 	if s.main, err = surface.New(main); err != nil {
 		return nil, err
@@ -145,7 +148,7 @@ func (s *Surface) kernelFor(perCall bool) (*surface.Surface, error) {
 	}
 	s.perCallOnce.Do(func() {
 		o := s.opts
-		o.Session = sessionSource(s.host, false, s.hostTimeout)
+		o.Session = sessionSource(s.host, s.lane, false, s.hostTimeout)
 		s.perCall, s.perCallErr = surface.New(o)
 	})
 	return s.perCall, s.perCallErr

@@ -397,6 +397,63 @@ function sessionGetter(source, repeats) {
   };
 }
 
+// ---------------------------------------------------------------------------
+// The lane: texts between the kernel and the host cross as UTF-8 in two
+// buffers the kernel copies to and from, not as JS strings, each of which
+// costs the Go side a tracked and finalized value and extra crossings (see
+// hostbridge/lane_js.go for the convention and why it is safe).
+
+const LANE_BYTES = 64 * 1024;
+
+function makeLane() {
+  const io = new Uint8Array(LANE_BYTES);
+  const entryIO = new Uint8Array(LANE_BYTES);
+  const decoder = new TextDecoder();
+  const encoder = new TextEncoder();
+  let depth = 0; // host functions running page code
+  const write = (buffer, text) => {
+    const r = encoder.encodeInto(text, buffer);
+    return r.read === text.length ? r.written : text;
+  };
+  return {
+    io,
+    entryIO,
+    /** The texts a host function was given: numbers are lengths of texts laid out in io. */
+    texts(...params) {
+      let at = 0;
+      for (let i = 0; i < params.length; i++) {
+        const p = params[i];
+        if (typeof p === "number") {
+          params[i] = decoder.decode(io.subarray(at, at + p));
+          at += p;
+        }
+      }
+      return params;
+    },
+    /** A text answer of a host function: its length in io when it fits, else the text. */
+    answer(text) {
+      return typeof text === "string" ? write(io, text) : text;
+    },
+    /**
+     * A text for a call into the kernel: its length in entryIO when it fits
+     * and no host function is running (a call made from page code inside
+     * one goes as a string: the kernel may not have read entryIO yet).
+     */
+    toKernel(text) {
+      return depth === 0 && typeof text === "string" ? write(entryIO, text) : text;
+    },
+    /** Runs page code on behalf of the kernel. */
+    run(f) {
+      depth++;
+      try {
+        return f();
+      } finally {
+        depth--;
+      }
+    },
+  };
+}
+
 function resultText(r) {
   const text = r === undefined ? "null" : jsonStringify(r);
   return text === undefined ? "null" : text;
@@ -408,66 +465,79 @@ function checkPositive(name, v, integer) {
   if (!ok) throw new TypeError(`${name} must be a positive ${integer ? "integer" : "number"}`);
 }
 
-function buildHost(options) {
+function buildHost(options, lane) {
   const { registry, execute, expose, session, rateLimit, replay, onAudit, onAuditError } = options;
+  const { texts, answer, run } = lane;
   const host = {
-    actions: () => jsonStringify(registry.actions()),
+    io: lane.io,
+    entryIO: lane.entryIO,
+    actions: () => answer(run(() => jsonStringify(registry.actions()))),
     view: (queryJSON) => {
-      const query = jsonParse(queryJSON);
+      const query = jsonParse(texts(queryJSON)[0]);
       if (query.ids !== undefined) freeze(query.ids);
-      const v = registry.view(freeze(query));
-      return isThenable(v) ? PromiseResolve(v).then((x) => jsonStringify(x)) : jsonStringify(v);
+      const v = run(() => registry.view(freeze(query)));
+      return isThenable(v) ? PromiseResolve(v).then((x) => jsonStringify(x)) : answer(run(() => jsonStringify(v)));
     },
     // An executor that answers at once is answered at once: the kernel then
     // has no Promise to wait for. A throw fails the call either way.
     execute: (id, argsJson, contextJSON) => {
-      const r = execute(id, argsJson, freeze(jsonParse(contextJSON)));
-      return isThenable(r) ? PromiseResolve(r).then(resultText) : resultText(r);
+      [id, argsJson, contextJSON] = texts(id, argsJson, contextJSON);
+      const r = run(() => execute(id, argsJson, freeze(jsonParse(contextJSON))));
+      return isThenable(r) ? PromiseResolve(r).then(resultText) : run(() => resultText(r));
     },
     // The same, reporting a later answer through the kernel's settle(callId,
     // ok, value) instead of handing it a Promise to wait for: one call into
     // the kernel instead of several (see hostbridge/doc_js.go).
     executeAsync: (id, argsJson, contextJSON, settle, callId) => {
-      const r = execute(id, argsJson, freeze(jsonParse(contextJSON)));
-      if (!isThenable(r)) return resultText(r);
+      [id, argsJson, contextJSON] = texts(id, argsJson, contextJSON);
+      const r = run(() => execute(id, argsJson, freeze(jsonParse(contextJSON))));
+      if (!isThenable(r)) return answer(run(() => resultText(r)));
       PromiseResolve(r).then(resultText).then(
-        (text) => settle(callId, true, text),
+        (text) => settle(callId, true, lane.toKernel(text)),
         (reason) => settle(callId, false, reason),
       );
       return undefined;
     },
   };
-  if (typeof registry.version === "function") host.version = () => registry.version();
+  if (typeof registry.version === "function") host.version = () => run(() => registry.version());
   if (typeof expose === "function") {
     host.expose = (idsJSON) => {
-      const ids = jsonParse(idsJSON);
+      const ids = jsonParse(texts(idsJSON)[0]);
       const out = [];
       for (let i = 0; i < ids.length; i++) {
         let yes = false;
         try {
-          yes = expose(ids[i]) === true;
+          yes = run(() => expose(ids[i])) === true;
         } catch {
           yes = false; // a predicate that throws exposes nothing
         }
         out.push(yes);
       }
-      return jsonStringify(out);
+      return answer(jsonStringify(out));
     };
   }
-  if (session !== undefined) host.session = sessionGetter(session, true);
+  if (session !== undefined) {
+    const getter = sessionGetter(session, true);
+    host.session = () => answer(run(getter));
+  }
   if (rateLimit && rateLimit.limiter !== undefined) {
     const limiter = rateLimit.limiter;
-    host.allow = (key, nowMs) => limiter.allow(key, nowMs);
+    host.allow = (key, nowMs) => run(() => limiter.allow(key, nowMs));
   }
   if (replay && typeof replay === "object" && replay.guard !== undefined) {
     const guard = replay.guard;
-    host.claim = (sessionId, requestId, windowMs) => guard.claim(sessionId, requestId, windowMs);
+    host.claim = (sessionId, requestId, windowMs) => run(() => guard.claim(sessionId, requestId, windowMs));
   }
-  if (onAudit !== undefined) host.audit = (eventJSON) => onAudit(freeze(jsonParse(eventJSON)));
+  if (onAudit !== undefined) {
+    host.audit = (eventJSON) => {
+      const event = freeze(jsonParse(texts(eventJSON)[0]));
+      return run(() => onAudit(event));
+    };
+  }
   if (onAuditError !== undefined) {
     host.auditError = (reason, message, eventJSON) => {
       try {
-        const r = onAuditError(reason !== undefined ? reason : new Error(message), freeze(jsonParse(eventJSON)));
+        const r = run(() => onAuditError(reason !== undefined ? reason : new Error(message), freeze(jsonParse(eventJSON))));
         if (isThenable(r)) r.then(undefined, () => {});
       } catch {
         // onAuditError is the last resort; its own failure goes nowhere.
@@ -557,11 +627,12 @@ function withTimeout(value, ms) {
 // The API bound to one runtime.
 
 function bind(runtime) {
+  const lane = makeLane(); // one per Go program: its surfaces take turns
   function createSurface(options) {
     validateOptions(options);
     const snapshot = {};
     for (const name of OPTION_NAMES) snapshot[name] = options[name];
-    const inst = runtime.create(buildHost(snapshot), jsonStringify(buildConfig(snapshot)));
+    const inst = runtime.create(buildHost(snapshot, lane), jsonStringify(buildConfig(snapshot)));
     if (inst === null || typeof inst !== "object" || typeof inst.handle !== "function") {
       throw new Error(`createSurface: ${inst && typeof inst.error === "string" ? inst.error : "the runtime refused the options"}`);
     }
@@ -583,6 +654,7 @@ function bind(runtime) {
     const ask = (text, sessionFn, shared) =>
       new Promise((resolve) => {
         const reply = (out, capsId, capsText) => {
+          [out, capsText] = lane.texts(out, capsText);
           if (capsId === undefined) {
             resolve({ out });
             return;
@@ -598,7 +670,7 @@ function bind(runtime) {
           }
           resolve({ out, caps: sharedCaps.id === capsId ? sharedCaps.list : undefined, shared: true });
         };
-        const r = inst.handle(text, sessionFn, reply, shared === true);
+        const r = inst.handle(lane.toKernel(text), sessionFn, reply, shared === true);
         if (r !== undefined) resolve(PromiseResolve(r).then((out) => ({ out })));
       });
 
@@ -656,7 +728,7 @@ function bind(runtime) {
       let answer;
       try {
         const out = await new Promise((resolve) => {
-          const r = inst.describe(text, resolve);
+          const r = inst.describe(text, (out) => resolve(lane.texts(out)[0]));
           if (r !== undefined) resolve(r);
         });
         answer = jsonParse(out);
@@ -759,7 +831,8 @@ function bind(runtime) {
             refuse();
             return;
           }
-          sessionFn = sessionGetter(result);
+          const getter = sessionGetter(result);
+          sessionFn = () => lane.run(getter);
         }
         if (stopped || closed || ports.length >= MAX_PORTS) {
           refuse();
