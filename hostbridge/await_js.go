@@ -48,6 +48,9 @@ type settlement struct {
 	// (inEntry); v is then undefined.
 	text    []byte
 	inEntry bool
+	// timedOut: the settler gave up waiting for the page (a host that
+	// keeps the time limit itself; see timedExecutor).
+	timedOut bool
 }
 
 // waiter is one expected settlement. Its lane, when it has one, reads a
@@ -89,6 +92,7 @@ func onSettle(_ js.Value, args []js.Value) js.Value {
 	if len(args) > 2 {
 		s.v = args[2]
 	}
+	s.timedOut = !s.ok && len(args) > 3 && args[3].Truthy()
 	pendingMu.Lock()
 	w, found := pending[id]
 	delete(pending, id)
@@ -199,6 +203,9 @@ func waitSettled(ctx context.Context, op string, id uint64, ch chan settlement, 
 	case s := <-ch:
 		if s.ok {
 			return s, nil
+		}
+		if s.timedOut {
+			return settlement{v: js.Undefined()}, newError(op, KindTimeout, "the host's time limit passed")
 		}
 		return settlement{v: js.Undefined()}, &Error{Op: op, Kind: KindRejected, Msg: describe(s.v), Reason: s.v}
 	case <-ctx.Done():

@@ -20,6 +20,10 @@
 //	executeAsync(action, argsJSON, ctxJSON, settle, id)  (optional, used instead of execute)
 //	                                  JSON text of the result, or undefined and later
 //	                                  settle(id, true, text) / settle(id, false, reason)
+//	executeTimed(action, argsJSON, ctxJSON, settle, id, limitMs)  (optional, used instead of both)
+//	                                  executeAsync that keeps the time limit itself: once
+//	                                  limitMs pass unanswered, settle(id, false, undefined, true)
+//	                                  and never settle(id, ...) again
 //	session()                         JSON text of a session, null, or a Promise of either (optional);
 //	                                  true: the session of the text it answered last
 //	expose(idsJSON)                   JSON text of one boolean per id (optional)

@@ -52,13 +52,20 @@ type settlingExecutor struct {
 }
 
 func (x settlingExecutor) Execute(ctx context.Context, call surface.Call) (json.RawMessage, error) {
+	return x.run(ctx, call)
+}
+
+// run calls the host's function with the call, then extra parameters, and
+// waits for its answer.
+func (x settlingExecutor) run(ctx context.Context, call surface.Call, extra ...any) (json.RawMessage, error) {
 	cb, err := surface.AppendJSON(make([]byte, 0, 256), call.Context)
 	if err != nil {
 		return nil, err
 	}
 	id, ch := expect(x.lane)
 	params, put := x.lane.textParams([]byte(call.Action), call.Input, cb)
-	a, err := x.lane.call("execute", x.fn, append(params, theEnv().settle.Value, float64(id)), put, true)
+	params = append(append(params, theEnv().settle.Value, float64(id)), extra...)
+	a, err := x.lane.call("execute", x.fn, params, put, true)
 	if err != nil {
 		forget(id)
 		return nil, err
@@ -70,6 +77,9 @@ func (x settlingExecutor) Execute(ctx context.Context, call surface.Call) (json.
 	v := a.v
 	if v.IsUndefined() {
 		s, err := waitSettled(ctx, "execute", id, ch, 0)
+		if isKind(err, KindTimeout) {
+			return nil, surface.ErrExecuteTimeout
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -84,6 +94,23 @@ func (x settlingExecutor) Execute(ctx context.Context, call surface.Call) (json.
 		return nil, newError("execute", KindBadValue, "execute() must answer JSON text")
 	}
 	return json.RawMessage(v.String()), nil
+}
+
+// timedExecutor is settlingExecutor on the optional host.executeTimed,
+// which takes the time limit as a sixth parameter, in milliseconds, and
+// keeps it itself: once it passes without an answer, the host calls
+// settle(id, false, undefined, true) and never settles that id again. The
+// kernel then arms no Go timer for the call, and a Go timer pending while
+// the program waits for the page costs a JS setTimeout and clearTimeout
+// every time it does.
+type timedExecutor struct{ settlingExecutor }
+
+func (x timedExecutor) ExecuteTimed(ctx context.Context, call surface.Call, limit time.Duration) (json.RawMessage, error) {
+	ms := float64(limit.Milliseconds())
+	if ms < 1 {
+		ms = 1
+	}
+	return x.run(ctx, call, ms)
 }
 
 // sessionKey carries a per-call session getter (a private channel's

@@ -87,3 +87,40 @@ func TestSettlingExecutorThatNeverSettlesTimesOutWithoutLeaking(t *testing.T) {
 	inst.Call("close")
 	checkNoLeaks(t, before)
 }
+
+// TestTimedExecutor: a host that keeps the time limit itself is given the
+// configured limit, and its timeout settlement ends the call with the
+// kernel's timeout answer and nothing left waiting.
+func TestTimedExecutor(t *testing.T) {
+	for _, tc := range []struct {
+		name, body string
+		wantOK     bool
+		wantMsg    string
+	}{
+		{"answers later", `Promise.resolve().then(() => settle(callId, true, JSON.stringify({ n: 1 })))`, true, ""},
+		{"answers at once", `return JSON.stringify({ n: 1 })`, true, ""},
+		{"times out", `Promise.resolve().then(() => settle(callId, false, undefined, true))`, false, "executor did not answer in time"},
+		{"rejects", `Promise.resolve().then(() => settle(callId, false, new Error("no")))`, false, "executor failed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := baseline(t)
+			h := host(t, `__t.host({
+			  execute() { throw new Error("execute must not be called when executeTimed exists"); },
+			  executeTimed(id, args, ctx, settle, callId, limitMs) {
+			    this.limits = (this.limits || []).concat([limitMs]);
+			    `+tc.body+`;
+			  },
+			})`)
+			inst := create(t, h, Config{ExecuteTimeoutMs: 1234})
+			r := handle(t, inst, invokeReq("i", "orders.search", `{}`))
+			if r.OK != tc.wantOK || (tc.wantMsg != "" && (r.Error == nil || r.Error.Message != tc.wantMsg)) {
+				t.Fatalf("got ok=%v %+v, want ok=%v %q", r.OK, r.Error, tc.wantOK, tc.wantMsg)
+			}
+			if got := h.Get("limits"); got.Length() != 1 || got.Index(0).Int() != 1234 {
+				t.Fatalf("executeTimed was given limits %v, want [1234]", js.Global().Get("JSON").Call("stringify", got))
+			}
+			inst.Call("close")
+			checkNoLeaks(t, before)
+		})
+	}
+}

@@ -87,7 +87,10 @@ func New(host js.Value, cfg Config) (*Surface, error) {
 		ExecuteTimeout: execTimeout,
 		Limits:         s.limits,
 	}
-	if hasFunc(host, "executeAsync") {
+	switch {
+	case hasFunc(host, "executeTimed"):
+		o.Execute = timedExecutor{settlingExecutor{fn: hostFunc(host, "executeTimed"), lane: l}}
+	case hasFunc(host, "executeAsync"):
 		o.Execute = settlingExecutor{fn: hostFunc(host, "executeAsync"), lane: l}
 	}
 	switch {

@@ -454,6 +454,59 @@ function makeLane() {
   };
 }
 
+// ---------------------------------------------------------------------------
+// Time limits of executor calls, kept here rather than in Go: a Go timer
+// pending while the program waits for the page costs a setTimeout and a
+// clearTimeout every time it does, where one timer here serves every call
+// that is waiting. It is armed for the earliest deadline, left to fire
+// rather than cleared when calls finish, and not re-armed when nothing waits.
+
+const now = typeof performance === "object" && typeof performance.now === "function"
+  ? performance.now.bind(performance)
+  : Date.now;
+
+function makeDeadlines() {
+  const waiting = new Map(); // call id -> { at, expire }
+  let timer;
+  let timerAt = Infinity;
+  const arm = (at) => {
+    if (timer !== undefined) clearTimeout(timer);
+    timerAt = at;
+    timer = setTimeout(sweep, Math.max(0, at - now()));
+  };
+  function sweep() {
+    timer = undefined;
+    timerAt = Infinity;
+    const t = now();
+    let next = Infinity;
+    for (const [id, w] of waiting) {
+      if (w.at <= t) {
+        waiting.delete(id);
+        try {
+          w.expire();
+        } catch {
+          // the kernel is gone; nothing waits for this call any more
+        }
+      } else if (w.at < next) {
+        next = w.at;
+      }
+    }
+    if (next !== Infinity) arm(next);
+  }
+  return {
+    /** Calls expire() once ms pass, unless finish(id) came first. */
+    start(id, ms, expire) {
+      const at = now() + ms;
+      waiting.set(id, { at, expire });
+      if (at < timerAt) arm(at);
+    },
+    /** True when the call was still waiting: its answer is the one that counts. */
+    finish(id) {
+      return waiting.delete(id);
+    },
+  };
+}
+
 function resultText(r) {
   const text = r === undefined ? "null" : jsonStringify(r);
   return text === undefined ? "null" : text;
@@ -465,7 +518,7 @@ function checkPositive(name, v, integer) {
   if (!ok) throw new TypeError(`${name} must be a positive ${integer ? "integer" : "number"}`);
 }
 
-function buildHost(options, lane) {
+function buildHost(options, lane, deadlines) {
   const { registry, execute, expose, session, rateLimit, replay, onAudit, onAuditError } = options;
   const { texts, answer, run } = lane;
   const host = {
@@ -486,15 +539,22 @@ function buildHost(options, lane) {
       return isThenable(r) ? PromiseResolve(r).then(resultText) : run(() => resultText(r));
     },
     // The same, reporting a later answer through the kernel's settle(callId,
-    // ok, value) instead of handing it a Promise to wait for: one call into
-    // the kernel instead of several (see hostbridge/doc_js.go).
-    executeAsync: (id, argsJson, contextJSON, settle, callId) => {
+    // ok, value) instead of handing it a Promise to wait for (one call into
+    // the kernel instead of several), and keeping the time limit: when it
+    // passes first, settle(callId, false, undefined, true), and the late
+    // answer goes nowhere (see hostbridge/doc_js.go).
+    executeTimed: (id, argsJson, contextJSON, settle, callId, limitMs) => {
       [id, argsJson, contextJSON] = texts(id, argsJson, contextJSON);
       const r = run(() => execute(id, argsJson, freeze(jsonParse(contextJSON))));
       if (!isThenable(r)) return answer(run(() => resultText(r)));
+      deadlines.start(callId, limitMs, () => settle(callId, false, undefined, true));
       PromiseResolve(r).then(resultText).then(
-        (text) => settle(callId, true, lane.toKernel(text)),
-        (reason) => settle(callId, false, reason),
+        (text) => {
+          if (deadlines.finish(callId)) settle(callId, true, lane.toKernel(text));
+        },
+        (reason) => {
+          if (deadlines.finish(callId)) settle(callId, false, reason);
+        },
       );
       return undefined;
     },
@@ -628,11 +688,12 @@ function withTimeout(value, ms) {
 
 function bind(runtime) {
   const lane = makeLane(); // one per Go program: its surfaces take turns
+  const deadlines = makeDeadlines();
   function createSurface(options) {
     validateOptions(options);
     const snapshot = {};
     for (const name of OPTION_NAMES) snapshot[name] = options[name];
-    const inst = runtime.create(buildHost(snapshot, lane), jsonStringify(buildConfig(snapshot)));
+    const inst = runtime.create(buildHost(snapshot, lane, deadlines), jsonStringify(buildConfig(snapshot)));
     if (inst === null || typeof inst !== "object" || typeof inst.handle !== "function") {
       throw new Error(`createSurface: ${inst && typeof inst.error === "string" ? inst.error : "the runtime refused the options"}`);
     }

@@ -3,6 +3,7 @@ package surface
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 )
 
@@ -152,6 +153,9 @@ type execOutcome struct {
 // call that outlives the deadline is abandoned with its context cancelled;
 // its effect is unknown, which the INTERNAL_ERROR says without detail.
 func (s *Surface) execute(ctx context.Context, call Call) (json.RawMessage, *Error) {
+	if x, ok := s.opts.Execute.(TimedExecutor); ok {
+		return s.executeTimed(ctx, x, call)
+	}
 	ctx, cancel := context.WithTimeout(ctx, s.opts.ExecuteTimeout)
 	defer cancel()
 	done := make(chan execOutcome, 1) // buffered: a late answer never blocks
@@ -174,4 +178,22 @@ func (s *Surface) execute(ctx context.Context, call Call) (json.RawMessage, *Err
 	case <-ctx.Done():
 		return nil, newError(CodeInternalError, "executor did not answer in time")
 	}
+}
+
+// executeTimed calls an executor that keeps the limit itself, on this
+// goroutine, containing panics.
+func (s *Surface) executeTimed(ctx context.Context, x TimedExecutor, call Call) (raw json.RawMessage, perr *Error) {
+	defer func() {
+		if r := recover(); r != nil {
+			raw, perr = nil, newError(CodeInternalError, "executor failed")
+		}
+	}()
+	raw, err := x.ExecuteTimed(ctx, call, s.opts.ExecuteTimeout)
+	switch {
+	case errors.Is(err, ErrExecuteTimeout):
+		return nil, newError(CodeInternalError, "executor did not answer in time")
+	case err != nil:
+		return nil, newError(CodeInternalError, "executor failed")
+	}
+	return raw, nil
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -538,5 +539,80 @@ func TestInvokeExactlyOnce(t *testing.T) {
 		if n := cCalls(f); n != want {
 			t.Fatalf("after request %d the executor ran %d times, want %d", i, n, want)
 		}
+	}
+}
+
+// cTimed is a TimedExecutor over the page: answer says what ExecuteTimed
+// does after recording the call.
+type cTimed struct {
+	page   *surfacetest.Page
+	answer func(ctx context.Context, c surface.Call) (json.RawMessage, error)
+
+	mu     sync.Mutex
+	limits []time.Duration
+	plain  int // calls through Execute, which the kernel must not make
+}
+
+func (x *cTimed) Execute(ctx context.Context, c surface.Call) (json.RawMessage, error) {
+	x.mu.Lock()
+	x.plain++
+	x.mu.Unlock()
+	return x.page.Execute(ctx, c)
+}
+
+func (x *cTimed) ExecuteTimed(ctx context.Context, c surface.Call, limit time.Duration) (json.RawMessage, error) {
+	x.mu.Lock()
+	x.limits = append(x.limits, limit)
+	x.mu.Unlock()
+	return x.answer(ctx, c)
+}
+
+// TestInvokeTimedExecutor: an executor that keeps its own time limit is
+// given ExecuteTimeout, called once through ExecuteTimed, and its timeout,
+// failure and panic each end in INTERNAL_ERROR with the id still claimed.
+func TestInvokeTimedExecutor(t *testing.T) {
+	tests := []struct {
+		name     string
+		answer   func(*surfacetest.Page) func(context.Context, surface.Call) (json.RawMessage, error)
+		wantCode surface.Code
+		wantMsg  string
+	}{
+		{"answers", func(p *surfacetest.Page) func(context.Context, surface.Call) (json.RawMessage, error) {
+			return p.Execute
+		}, "", ""},
+		{"times out", func(*surfacetest.Page) func(context.Context, surface.Call) (json.RawMessage, error) {
+			return func(context.Context, surface.Call) (json.RawMessage, error) {
+				return nil, fmt.Errorf("page: %w", surface.ErrExecuteTimeout)
+			}
+		}, surface.CodeInternalError, "executor did not answer in time"},
+		{"fails", func(*surfacetest.Page) func(context.Context, surface.Call) (json.RawMessage, error) {
+			return func(context.Context, surface.Call) (json.RawMessage, error) { return nil, errors.New("boom") }
+		}, surface.CodeInternalError, "executor failed"},
+		{"panics", func(*surfacetest.Page) func(context.Context, surface.Call) (json.RawMessage, error) {
+			return func(context.Context, surface.Call) (json.RawMessage, error) { panic("boom") }
+		}, surface.CodeInternalError, "executor failed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			page := surfacetest.Orders(2)
+			x := &cTimed{page: page, answer: tt.answer(page)}
+			f := cNewFix(t, page, surface.Options{Execute: x, ExecuteTimeout: 1234 * time.Millisecond, Replay: &surface.ReplayOptions{}})
+			r := f.handle(cInvoke("t-1", "orders.search", nil))
+			cCheck(t, r, tt.wantCode)
+			if tt.wantMsg != "" && r.Error.Message != tt.wantMsg {
+				t.Errorf("message %q, want %q", r.Error.Message, tt.wantMsg)
+			}
+			x.mu.Lock()
+			limits, plain := x.limits, x.plain
+			x.mu.Unlock()
+			if len(limits) != 1 || limits[0] != 1234*time.Millisecond || plain != 0 {
+				t.Fatalf("ExecuteTimed calls with limits %v and %d Execute calls, want one with 1.234s and none", limits, plain)
+			}
+			cCheck(t, f.handle(cInvoke("t-1", "orders.search", nil)), surface.CodeReplayDetected)
+			if x.mu.Lock(); len(x.limits) != 1 {
+				t.Errorf("a replay reached the executor")
+			}
+			x.mu.Unlock()
+		})
 	}
 }

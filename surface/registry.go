@@ -3,6 +3,8 @@ package surface
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"time"
 )
 
 // Registry is the page's own action registry as the kernel sees it. It is the
@@ -157,6 +159,20 @@ type Unavailable struct {
 type Executor interface {
 	Execute(ctx context.Context, call Call) (json.RawMessage, error)
 }
+
+// A TimedExecutor keeps the time limit of each call itself: given the
+// limit, it returns by then, with ErrExecuteTimeout if the page has not
+// answered. The kernel calls it on the request's own goroutine and arms no
+// timer of its own. Implement it only where the executor's platform keeps
+// time more cheaply than Go does: under GOOS=js, a pending Go timer arms a
+// JS setTimeout every time the program waits for the page.
+type TimedExecutor interface {
+	Executor
+	ExecuteTimed(ctx context.Context, call Call, limit time.Duration) (json.RawMessage, error)
+}
+
+// ErrExecuteTimeout is what a TimedExecutor returns when the limit passed.
+var ErrExecuteTimeout = errors.New("surface: executor did not answer in time")
 
 // ExecutorFunc adapts a function to Executor.
 type ExecutorFunc func(ctx context.Context, call Call) (json.RawMessage, error)

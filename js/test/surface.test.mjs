@@ -763,6 +763,53 @@ test("private channel without authenticate uses the surface's session", ({ api }
 }));
 
 /** Runs one test; resolves to null or to a failure message. */
+test("an executor that outlives executeTimeoutMs gets INTERNAL_ERROR; its late answer goes nowhere", async ({ api }) => {
+  let late;
+  const { surface, rows } = page(api, {
+    executeTimeoutMs: 40,
+    replay: true,
+    execute: () => new Promise((resolve) => { late = resolve; }),
+  });
+  const res = await surface.handle(invokeReq("slow", "update_note@order", { record: "SO-1", note: "never" }));
+  eq([res.ok, res.error && res.error.code], [false, "INTERNAL_ERROR"], "timed-out invoke");
+  assert(/in time/.test(res.error.message), `message ${res.error.message}`);
+  late({ title: "too late" });
+  await tick(10);
+  // The kernel still answers, and the timed-out id stays claimed.
+  const again = await surface.handle(invokeReq("slow", "update_note@order", { record: "SO-1", note: "never" }));
+  eq(again.error && again.error.code, "REPLAY_DETECTED", "retry of the timed-out id");
+  eq(rows[0].fields.note, "n1", "note");
+  surface.close();
+});
+
+test("executor time limits share one timer instead of one per call", async ({ api }) => {
+  // A limit shorter than any timer the Go test harness holds, so that a
+  // Go-side limit would be the program's earliest timer and re-armed for
+  // every call (a JS setTimeout each time).
+  const { surface } = page(api, { executeTimeoutMs: 5000, execute: () => Promise.resolve({ ok: 1 }) });
+  const realSet = globalThis.setTimeout;
+  const sleep = (ms) => new Promise((r) => realSet(r, ms));
+  let armed = 0;
+  globalThis.setTimeout = (...a) => {
+    armed++;
+    return realSet(...a);
+  };
+  try {
+    for (let i = 0; i < 20; i++) {
+      const res = await surface.handle(invokeReq(`t${i}`, "orders.search", {}));
+      eq(res.ok, true, `invoke ${i}`);
+      await sleep(2); // deadlines 2 ms apart: a Go timer would be re-armed
+    }
+  } finally {
+    globalThis.setTimeout = realSet;
+  }
+  // One for the first call's deadline (later deadlines are later than it,
+  // so the timer armed for it serves them), and at most a few the Go
+  // runtime arms for itself.
+  assert(armed >= 1 && armed <= 4, `setTimeout armed ${armed} times for 20 invokes`);
+  surface.close();
+});
+
 export async function runOne(tc, ctx) {
   try {
     await tc.fn(ctx);
