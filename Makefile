@@ -106,7 +106,8 @@ bench-profile: chromium bench-site
 	$(GO) run ./bench -dir $(BENCH) -profile
 
 ## bench-boundary: what each way of calling across the Go/JS boundary
-## costs, in Node (no browser): js.FuncOf against //go:wasmexport.
+## costs, in Node (no browser): js.FuncOf against //go:wasmexport, and a
+## host call passing text as JS strings against a shared Uint8Array.
 bench-boundary:
 	GOOS=js GOARCH=wasm $(GO) build -trimpath -o $(BENCH)/boundary.wasm ./bench/boundary
 	node bench/boundary/boundary.mjs $(BENCH)/boundary.wasm

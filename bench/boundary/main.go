@@ -45,6 +45,47 @@ func start(x int32) int32 { work <- x; return <-out }
 //go:wasmexport boundary_settle
 func settle(x int32) int32 { resume <- x; return <-out }
 
+// A host call that takes and answers text, the two ways the bridge can
+// make it: as JS strings, or copied through a Uint8Array both sides hold
+// (hostbridge's lane). boundary.mjs defines the JS halves.
+var (
+	query            = []byte(`{"ids":["SO-1002"]}`)
+	answer           = make([]byte, 4096)
+	textFn, laneFn   js.Value
+	laneIO           js.Value
+	textsInitialized bool
+)
+
+func initTexts() {
+	if !textsInitialized {
+		g := js.Global()
+		textFn, laneFn, laneIO = g.Get("boundaryText"), g.Get("boundaryLane"), g.Get("boundaryIO")
+		textsInitialized = true
+	}
+}
+
+//go:wasmexport boundary_text_strings
+func textStrings(n int32) int32 {
+	initTexts()
+	total := 0
+	for i := int32(0); i < n; i++ {
+		total += len(textFn.Invoke(string(query)).String())
+	}
+	return int32(total)
+}
+
+//go:wasmexport boundary_text_lane
+func textLane(n int32) int32 {
+	initTexts()
+	total := 0
+	for i := int32(0); i < n; i++ {
+		js.CopyBytesToJS(laneIO, query)
+		m := laneFn.Invoke(len(query)).Int()
+		total += js.CopyBytesToGo(answer[:m], laneIO)
+	}
+	return int32(total)
+}
+
 func worker() {
 	for v := range work {
 		out <- -1 // parked
