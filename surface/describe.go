@@ -22,6 +22,7 @@ func (s *Surface) describe(ctx context.Context, sess *Session, in DescribeInput,
 			q.Offset = *in.Offset
 		}
 	}
+	q.MaxRecordIDs = s.opts.Context.MaxRecordIDs // only a description lists them
 	view, perr := s.readView(ctx, q)
 	if perr != nil {
 		return nil, perr

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -614,5 +615,35 @@ func TestInvokeTimedExecutor(t *testing.T) {
 			}
 			x.mu.Unlock()
 		})
+	}
+}
+
+// TestInvokeAsksForNoRecordIDs: an invoke reads the page for its target
+// record and state only, so it asks for no record ids, which a page may
+// take time to list; a describe on the same surface still asks for them.
+func TestInvokeAsksForNoRecordIDs(t *testing.T) {
+	page := surfacetest.Orders(30)
+	var mu sync.Mutex
+	var asked []int
+	reg := surface.RegistryFunc(func(ctx context.Context, q surface.ViewQuery) (*surface.View, error) {
+		mu.Lock()
+		asked = append(asked, q.MaxRecordIDs)
+		mu.Unlock()
+		return page.View(ctx, q)
+	})
+	f := cNewFix(t, page, surface.Options{Registry: reg})
+	cCheck(t, f.handle(cInvoke("i-1", "update_note@order", map[string]any{"record": "SO-1002", "note": "x"})), "")
+	mu.Lock()
+	invokeAsked := slices.Clone(asked)
+	asked = nil
+	mu.Unlock()
+	if len(invokeAsked) != 2 || invokeAsked[0] != 0 || invokeAsked[1] != 0 {
+		t.Fatalf("invoke read the page with MaxRecordIDs %v, want [0 0] (before and after)", invokeAsked)
+	}
+	cCheck(t, f.handle(cDescribe("d-1")), "")
+	mu.Lock()
+	defer mu.Unlock()
+	if len(asked) != 1 || asked[0] != surface.DefaultContextLimits.MaxRecordIDs {
+		t.Fatalf("describe read the page with MaxRecordIDs %v, want [%d]", asked, surface.DefaultContextLimits.MaxRecordIDs)
 	}
 }

@@ -35,6 +35,7 @@ type ViewQuery struct {
 	Offset int `json:"offset"`
 	Limit  int `json:"limit"`
 	// MaxRecordIDs bounds View.RecordIDs; the page may stop listing there.
+	// Only describe lists record ids: an invoke's reads ask for none.
 	MaxRecordIDs int `json:"maxRecordIds"`
 }
 

@@ -427,7 +427,6 @@ func (s *Surface) readView(ctx context.Context, q ViewQuery) (v *View, perr *Err
 			v, perr = nil, newError(CodeInternalError, "registry could not be read")
 		}
 	}()
-	q.MaxRecordIDs = s.opts.Context.MaxRecordIDs
 	v, err := s.opts.Registry.View(ctx, q)
 	if err != nil || v == nil {
 		return nil, newError(CodeInternalError, "registry could not be read")
