@@ -548,13 +548,17 @@ function buildHost(options, lane, deadlines) {
       const r = run(() => execute(id, argsJson, freeze(jsonParse(contextJSON))));
       if (!isThenable(r)) return answer(run(() => resultText(r)));
       deadlines.start(callId, limitMs, () => settle(callId, false, undefined, true));
+      const report = (ok, value) => {
+        if (!deadlines.finish(callId)) return; // the limit passed first
+        try {
+          settle(callId, ok, value);
+        } catch {
+          // the kernel is gone; nothing waits for this call any more
+        }
+      };
       PromiseResolve(r).then(resultText).then(
-        (text) => {
-          if (deadlines.finish(callId)) settle(callId, true, lane.toKernel(text));
-        },
-        (reason) => {
-          if (deadlines.finish(callId)) settle(callId, false, reason);
-        },
+        (text) => report(true, lane.toKernel(text)),
+        (reason) => report(false, reason),
       );
       return undefined;
     },

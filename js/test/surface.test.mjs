@@ -810,6 +810,32 @@ test("executor time limits share one timer instead of one per call", async ({ ap
   surface.close();
 });
 
+test("page code may call the surface from inside the executor and the registry", async ({ api }) => {
+  let surface;
+  let reads = 0;
+  const nested = [];
+  const rows = orders();
+  const registry = api.defineRegistry({ actions: ACTIONS, records: () => {
+    // A registry read that itself asks the surface something, twice deep.
+    const n = reads++;
+    if (n < 2) nested.push(surface.handle(describeReq(`in-view-${n}`)));
+    return rows;
+  }, version: 1 });
+  surface = api.createSurface({
+    registry,
+    execute: (id, argsJson) => {
+      nested.push(surface.handle(describeReq("in-execute")));
+      return { id, args: JSON.parse(argsJson) };
+    },
+  });
+  const res = await surface.handle(invokeReq("outer", "update_note@order", { record: "SO-2", note: "ünïcödé" }));
+  eq([res.ok, res.result], [true, { id: "update_note@order:SO-2", args: { note: "ünïcödé" } }], "outer invoke");
+  const inner = await Promise.all(nested);
+  const got = inner.map((r) => [r.id, r.ok]).sort((a, b) => (a[0] < b[0] ? -1 : 1));
+  eq(got, [["in-execute", true], ["in-view-0", true], ["in-view-1", true]], "nested calls");
+  surface.close();
+});
+
 export async function runOne(tc, ctx) {
   try {
     await tc.fn(ctx);
