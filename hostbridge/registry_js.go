@@ -64,7 +64,8 @@ func newRegistry(host js.Value, l lane, timeout time.Duration) *registry {
 }
 
 func hasFunc(host js.Value, name string) bool {
-	return hostFunc(host, name).Type() == js.TypeFunction
+	f, err := getProp(host, name)
+	return err == nil && f.Type() == js.TypeFunction
 }
 
 // hostFunc returns host[name] bound to host when it is a function, else
