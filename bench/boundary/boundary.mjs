@@ -34,6 +34,8 @@ const jsFn = () => 1;
 const cases = {
   "js.FuncOf call into Go": () => globalThis.boundaryFuncOf(),
   "js.FuncOf call that calls a JS function": () => globalThis.boundaryFuncOfCallsJS(jsFn),
+  "js.FuncOf call that hands a goroutine work": () => globalThis.boundaryFuncOfHandOff(1),
+  "//go:wasmexport call that hands a goroutine work, then _resume()": () => (e.boundary_handoff(1), go._resume()),
   "//go:wasmexport call": () => e.boundary_export(1),
   "//go:wasmexport call that calls a //go:wasmimport function": () => e.boundary_export_import(7),
   "//go:wasmexport park and resume a goroutine": () => (e.boundary_start(1), e.boundary_settle(2)),

@@ -86,6 +86,27 @@ func textLane(n int32) int32 {
 	return int32(total)
 }
 
+// A worker that the next two entries hand a value to without waiting for
+// it: the runtime runs it before it pauses again.
+var (
+	handoff = make(chan int32, 1)
+	handled int32
+)
+
+// boundary_handoff only queues x for handOffWorker. The JS side then calls
+// the Go object's _resume(), the runtime's own event entry, with no event
+// pending: the runtime runs the worker and pauses, as after a js.FuncOf
+// call, without syscall/js reading the call's this and arguments.
+//
+//go:wasmexport boundary_handoff
+func handOff(x int32) { handoff <- x }
+
+func handOffWorker() {
+	for v := range handoff {
+		handled += v
+	}
+}
+
 func worker() {
 	for v := range work {
 		out <- -1 // parked
@@ -95,8 +116,13 @@ func worker() {
 
 func main() {
 	go worker()
+	go handOffWorker()
 	g := js.Global()
 	g.Set("boundaryFuncOf", js.FuncOf(func(js.Value, []js.Value) any { return 1 }))
+	g.Set("boundaryFuncOfHandOff", js.FuncOf(func(_ js.Value, args []js.Value) any {
+		handoff <- int32(args[0].Int())
+		return nil
+	}))
 	g.Set("boundaryFuncOfCallsJS", js.FuncOf(func(_ js.Value, args []js.Value) any {
 		return args[0].Invoke("x")
 	}))
