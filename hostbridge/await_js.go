@@ -93,10 +93,7 @@ func onSettle(_ js.Value, args []js.Value) js.Value {
 		s.v = args[2]
 	}
 	s.timedOut = !s.ok && len(args) > 3 && args[3].Truthy()
-	pendingMu.Lock()
-	w, found := pending[id]
-	delete(pending, id)
-	pendingMu.Unlock()
+	w, found := take(id)
 	if !found {
 		return js.Undefined()
 	}
@@ -111,6 +108,16 @@ func onSettle(_ js.Value, args []js.Value) js.Value {
 	}
 	w.ch <- s // buffered; the only send, since the entry is gone
 	return js.Undefined()
+}
+
+// take removes the waiter expected under id and returns it: whoever takes
+// it is the one settlement it gets.
+func take(id uint64) (waiter, bool) {
+	pendingMu.Lock()
+	w, found := pending[id]
+	delete(pending, id)
+	pendingMu.Unlock()
+	return w, found
 }
 
 // pendingCount reports how many awaits are waiting for a settlement.

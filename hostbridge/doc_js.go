@@ -32,6 +32,8 @@
 //	audit(eventJSON)                  anything, or a Promise (optional)
 //	auditError(reason, message, eventJSON) anything (optional)
 //	io, entryIO                       two Uint8Arrays of one length (optional): the lane
+//	reply(token, text, capsId?, capsText?)  (optional, with a lane) answers calls that
+//	                                  came through the module's exports (see entry_js.go)
 //
 // With a lane, texts cross as UTF-8 copied into those buffers instead of as
 // JS strings: a text parameter may be given as its length in io, a text
@@ -39,6 +41,13 @@
 // settle may be given the length of a text in entryIO. The JS runtime's
 // host always offers one; see lane_js.go for the convention and why it
 // cannot mix up two calls' bytes.
+//
+// Calls may also enter through two functions the module exports,
+// pling_handle and pling_settle, which take numbers (an instance's slot,
+// a length in entryIO) and only queue the call; the JS side then resumes
+// the Go runtime to run it. That skips what syscall/js does to read a
+// js.FuncOf call's arguments, several crossings per call; entry_js.go
+// has the contract and why it is safe.
 //
 // Rules the bridge keeps at the boundary:
 //

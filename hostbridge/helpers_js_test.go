@@ -106,16 +106,23 @@ func create(t *testing.T, h js.Value, cfg Config) js.Value {
 }
 
 // wait awaits a JS Promise from the test goroutine (never a callback).
+// Its time limit is a JS timer raced with p, not a Go timer: a Go timer
+// pending while the program waits makes the runtime re-arm a JS timeout
+// on every entry, which tests that count timers would see.
 func wait(t *testing.T, p js.Value) js.Value {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	v, err := await(ctx, "test", p, 0)
+	v, err := await(context.Background(), "test", withJSTimeout.Invoke(p, 20000), 0)
 	if err != nil {
 		t.Fatalf("await: %v", err)
 	}
 	return v
 }
+
+var withJSTimeout = js.Global().Call("eval", `(p, ms) => {
+  let timer;
+  const late = new Promise((_, reject) => { timer = setTimeout(() => reject(new Error("no answer in " + ms + " ms")), ms); });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}`)
 
 type reply struct {
 	Protocol string          `json:"protocol"`

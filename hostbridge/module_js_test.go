@@ -31,7 +31,16 @@ func TestJSRuntime(t *testing.T) {
 	ctx := js.Global().Get("Object").New()
 	ctx.Set("mod", mod)
 	ctx.Set("runtime", runtime)
-	ctx.Set("api", mod.Call("fromRuntime", runtime))
+	// The API as loadSurface binds it: entering through the module's
+	// exports. exec_node.js (make test-js) publishes the Go object.
+	goObj := js.Global().Get("__plingTestGo")
+	if goObj.Type() != js.TypeObject {
+		t.Fatal("globalThis.__plingTestGo is missing: run these tests with make test-js (hostbridge/testdata/exec_node.js)")
+	}
+	opts := js.Global().Get("Object").New()
+	opts.Set("go", goObj)
+	ctx.Set("go", goObj)
+	ctx.Set("api", mod.Call("fromRuntime", runtime, opts))
 
 	before := baseline(t)
 	tests := suite.Get("tests")

@@ -22,6 +22,9 @@ type Stats struct {
 	PendingAwaits int
 	// Surfaces is the number of surfaces created and not closed.
 	Surfaces int
+	// FastEntries is the number of calls that came in through the
+	// module's exports rather than through js.FuncOf (see entry_js.go).
+	FastEntries int
 }
 
 var openSurfaces atomic.Int64
@@ -32,6 +35,7 @@ func ReadStats() Stats {
 		LiveFuncs:     int(liveFuncs.Load()),
 		PendingAwaits: pendingCount(),
 		Surfaces:      int(openSurfaces.Load()),
+		FastEntries:   int(fastEntries.Load()),
 	}
 }
 
@@ -45,9 +49,11 @@ func ReadStats() Stats {
 // (see export for reply and shared). Only the holder of an instance can
 // call it: there is no table of instances to reach by number.
 func NewRuntime() js.Value {
+	startDispatcher()
 	e := theEnv()
 	rt := e.object.New()
 	rt.Set("protocol", surface.Protocol)
+	rt.Set("entryKey", entryKey)
 	rt.Set("create", funcOf("create", createInstance, func(err *Error) js.Value {
 		return errorObject("internal error while creating the surface")
 	}).Value)
@@ -57,6 +63,7 @@ func NewRuntime() js.Value {
 		o.Set("liveFuncs", st.LiveFuncs)
 		o.Set("pendingAwaits", st.PendingAwaits)
 		o.Set("surfaces", st.Surfaces)
+		o.Set("fastEntries", st.FastEntries)
 		return o
 	}, nil).Value)
 	return rt
@@ -123,20 +130,12 @@ func (s *Surface) export() js.Value {
 		default:
 			// A length in entryIO (see lane).
 			req, _ = s.lane.entryText(args[0])
-			if len(req) > s.limits.MaxRequestBytes {
-				return a.now(s.failure(surface.CodeInvalidRequest, "request is larger than the size limit"))
-			}
-		}
-		if req == nil {
-			return a.now(s.failure(surface.CodeInvalidRequest, "request must be JSON text"))
 		}
 		session := js.Undefined()
 		if len(args) > 1 && args[1].Type() == js.TypeFunction {
 			session = args[1]
 		}
-		return a.run("handle.run", func(dst []byte) ([]byte, surface.SharedCaps) {
-			return s.handle(context.Background(), dst, req, session)
-		})
+		return s.serve(a, req, session)
 	}, func(*Error) js.Value { return resolvedPromise(internalReply) })
 
 	// describe(inputJSON?, reply?) answers like handle, without shared mode.
@@ -165,6 +164,7 @@ func (s *Surface) export() js.Value {
 			return js.Undefined()
 		}
 		openSurfaces.Add(-1)
+		s.closeSlot()
 		// The methods go away with their funcs: a later call is a plain
 		// TypeError in JS, not a call into a released func.
 		_ = catch("close", func() {
@@ -178,6 +178,9 @@ func (s *Surface) export() js.Value {
 		return js.Undefined()
 	}, nil)
 
+	if s.reply.Type() == js.TypeFunction && s.lane.size > 0 {
+		inst.Set("slot", s.openSlot())
+	}
 	inst.Set("handle", handle.Value)
 	inst.Set("describe", describeFn.Value)
 	inst.Set("close", closeFn.Value)
@@ -187,13 +190,39 @@ func (s *Surface) export() js.Value {
 	return inst
 }
 
+// serve answers the request text req (nil: the call gave none) through a,
+// under session (a per-call session getter, or undefined).
+func (s *Surface) serve(a answerer, req []byte, session js.Value) js.Value {
+	switch {
+	case req == nil:
+		return a.now(s.failure(surface.CodeInvalidRequest, "request must be JSON text"))
+	case len(req) > s.limits.MaxRequestBytes:
+		return a.now(s.failure(surface.CodeInvalidRequest, "request is larger than the size limit"))
+	}
+	return a.run("handle.run", func(dst []byte) ([]byte, surface.SharedCaps) {
+		return s.handle(context.Background(), dst, req, session)
+	})
+}
+
 // answerer delivers the one answer of an instance call: to the caller's
 // reply function when it gave one, else through a Promise.
 type answerer struct {
 	s        *Surface
 	fallback string   // the answer when the work breaks
 	reply    js.Value // the caller's reply function, or undefined
-	shared   bool     // the caller keeps shared capability lists (see export)
+	// token, when not nil, is passed to reply before the answer: the
+	// host's reply function serves every call that came through an
+	// export and tells them apart by it.
+	token  any
+	shared bool // the caller keeps shared capability lists (see export)
+}
+
+// replyArgs puts the token, if any, before the reply's parameters.
+func (a answerer) replyArgs(params ...any) []any {
+	if a.token == nil {
+		return params
+	}
+	return append([]any{a.token}, params...)
 }
 
 // now answers at once.
@@ -210,7 +239,7 @@ func (a answerer) now(text []byte) js.Value {
 // given.
 func (a answerer) send(text []byte) {
 	params, put := a.s.lane.textParams(text)
-	_, _ = a.s.lane.call("reply", a.reply, params, put, false)
+	_, _ = a.s.lane.call("reply", a.reply, a.replyArgs(params...), put, false)
 }
 
 // run does work on a goroutine and answers with its result. A panic in
@@ -263,10 +292,10 @@ func (a answerer) replyShared(b []byte, shared surface.SharedCaps) []byte {
 	var err error
 	if known {
 		params, put := l.textParams(b[n:])
-		_, err = l.call("reply", a.reply, []any{params[0], id}, put, false)
+		_, err = l.call("reply", a.reply, a.replyArgs(params[0], id), put, false)
 	} else {
 		params, put := l.textParams(b[n:], b[shared.Start:shared.End])
-		_, err = l.call("reply", a.reply, []any{params[0], id, params[1]}, put, false)
+		_, err = l.call("reply", a.reply, a.replyArgs(params[0], id, params[1]), put, false)
 	}
 	if err == nil {
 		s.sentCapsMu.Lock()

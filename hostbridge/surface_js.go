@@ -36,6 +36,12 @@ type Surface struct {
 
 	closed atomic.Bool
 
+	// reply is the host's reply(token, text, ...) function, which answers
+	// calls made through the entry exports (see entry_js.go); slot is the
+	// number those calls name this surface by, 0 when it has none.
+	reply js.Value
+	slot  int32
+
 	// sentCaps is the shared capability list last passed to a reply
 	// function in shared mode (see export): the JS runtime keeps exactly
 	// that one, decoded, so a later answer naming it leaves it out.
@@ -76,6 +82,7 @@ func New(host js.Value, cfg Config) (*Surface, error) {
 		hostTimeout: hostTimeout,
 		limits:      surface.DefaultLimits,
 		hasSession:  hasFunc(host, "session"),
+		reply:       hostFunc(host, "reply"),
 	}
 	o := surface.Options{
 		Registry:       s.reg,

@@ -440,10 +440,21 @@ export declare function loadSurface(options?: LoadOptions): Promise<SurfaceAPI>;
 export interface SurfaceRuntime {
   readonly protocol: typeof SURFACE_PROTOCOL;
   create(host: object, configJSON: string): object;
-  stats(): { liveFuncs: number; pendingAwaits: number; surfaces: number };
+  /** Names this runtime to the module's entry exports (see fromRuntime). */
+  readonly entryKey: number;
+  stats(): { liveFuncs: number; pendingAwaits: number; surfaces: number; fastEntries: number };
 }
 
-export declare function fromRuntime(runtime: SurfaceRuntime): SurfaceAPI;
+export interface FromRuntimeOptions {
+  /**
+   * The wasm_exec.js Go object running the module: calls then enter through
+   * the module's exports rather than js.FuncOf, which is faster. A Go object
+   * running another module is ignored.
+   */
+  go?: object;
+}
+
+export declare function fromRuntime(runtime: SurfaceRuntime, options?: FromRuntimeOptions): SurfaceAPI;
 
 declare global {
   interface Window {

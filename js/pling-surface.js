@@ -518,7 +518,7 @@ function checkPositive(name, v, integer) {
   if (!ok) throw new TypeError(`${name} must be a positive ${integer ? "integer" : "number"}`);
 }
 
-function buildHost(options, lane, deadlines) {
+function buildHost(options, lane, deadlines, entries) {
   const { registry, execute, expose, session, rateLimit, replay, onAudit, onAuditError } = options;
   const { texts, answer, run } = lane;
   const host = {
@@ -547,11 +547,14 @@ function buildHost(options, lane, deadlines) {
       [id, argsJson, contextJSON] = texts(id, argsJson, contextJSON);
       const r = run(() => execute(id, argsJson, freeze(jsonParse(contextJSON))));
       if (!isThenable(r)) return answer(run(() => resultText(r)));
-      deadlines.start(callId, limitMs, () => settle(callId, false, undefined, true));
+      // A text in entryIO, or the timeout, goes through the settle entry
+      // when it can; a rejection carries a JS reason and takes settle.
+      const fast = (n) => entries !== undefined && entries.idle() && entries.settle(callId, n);
+      deadlines.start(callId, limitMs, () => fast(-1) || settle(callId, false, undefined, true));
       const report = (ok, value) => {
         if (!deadlines.finish(callId)) return; // the limit passed first
         try {
-          settle(callId, ok, value);
+          if (!(ok && typeof value === "number" && fast(value))) settle(callId, ok, value);
         } catch {
           // the kernel is gone; nothing waits for this call any more
         }
@@ -688,16 +691,81 @@ function withTimeout(value, ms) {
 }
 
 // ---------------------------------------------------------------------------
+// Entries: the module exports that take a request or an executor's answer
+// into the kernel without a js.FuncOf call, which costs syscall/js several
+// crossings to read its arguments (see hostbridge/entry_js.go). An export
+// only queues the call; _resume(), the Go runtime's own event entry, then
+// runs it. They are used only when no Go code is on the stack: a call made
+// from page code that the kernel is running takes the js.FuncOf path.
+
+const entriesOf = new WeakMap(); // Go object -> entries
+
+function makeEntries(go, runtime) {
+  if (go === null || typeof go !== "object") return undefined;
+  const known = entriesOf.get(go);
+  if (known !== undefined) return known.key === runtime.entryKey ? known : undefined;
+  const exports = go._inst && go._inst.exports;
+  const resume = go._resume;
+  if (!exports || typeof resume !== "function" || typeof exports.pling_handle !== "function" ||
+    typeof exports.pling_settle !== "function" || typeof exports.pling_entry_key !== "function") {
+    return undefined;
+  }
+  const key = exports.pling_entry_key();
+  let depth = 0; // Go code on the stack
+  go._resume = function () {
+    depth++;
+    try {
+      return resume.apply(this, arguments);
+    } finally {
+      depth--;
+    }
+  };
+  const entries = {
+    key,
+    /** True when an export may be called now. */
+    idle: () => depth === 0 && go.exited !== true,
+    /** Queues a request of n bytes in entryIO and runs it; false: refused. */
+    handle(slot, n, token, shared) {
+      if (exports.pling_handle(slot, n, token, shared ? 1 : 0) !== 0) return false;
+      go._resume();
+      if (go.exited === true) throw new Error("the surface runtime exited");
+      return true;
+    },
+    /** Queues an executor's answer (n bytes in entryIO; -1: timed out) and runs it; false: refused. */
+    settle(id, n) {
+      if (exports.pling_settle(id, n) !== 0) return false;
+      go._resume();
+      return true;
+    },
+  };
+  entriesOf.set(go, entries);
+  // Another module's runtime: its slots are not this runtime's.
+  return key === runtime.entryKey ? entries : undefined;
+}
+
+// ---------------------------------------------------------------------------
 // The API bound to one runtime.
 
-function bind(runtime) {
+function bind(runtime, entries) {
   const lane = makeLane(); // one per Go program: its surfaces take turns
   const deadlines = makeDeadlines();
   function createSurface(options) {
     validateOptions(options);
     const snapshot = {};
     for (const name of OPTION_NAMES) snapshot[name] = options[name];
-    const inst = runtime.create(buildHost(snapshot, lane, deadlines), jsonStringify(buildConfig(snapshot)));
+    // Answers to calls taken through the entries, by token.
+    const replies = new Map();
+    let lastToken = 0;
+    const host = buildHost(snapshot, lane, deadlines, entries);
+    if (entries !== undefined) {
+      host.reply = (token, out, capsId, capsText) => {
+        const reply = replies.get(token);
+        if (reply === undefined) return;
+        replies.delete(token);
+        reply(out, capsId, capsText);
+      };
+    }
+    const inst = runtime.create(host, jsonStringify(buildConfig(snapshot)));
     if (inst === null || typeof inst !== "object" || typeof inst.handle !== "function") {
       throw new Error(`createSurface: ${inst && typeof inst.error === "string" ? inst.error : "the runtime refused the options"}`);
     }
@@ -735,7 +803,22 @@ function bind(runtime) {
           }
           resolve({ out, caps: sharedCaps.id === capsId ? sharedCaps.list : undefined, shared: true });
         };
-        const r = inst.handle(lane.toKernel(text), sessionFn, reply, shared === true);
+        const request = lane.toKernel(text);
+        if (typeof request === "number" && sessionFn === undefined && typeof inst.slot === "number" && entries.idle()) {
+          lastToken = lastToken >= 0x7fffffff ? 1 : lastToken + 1;
+          const token = lastToken;
+          replies.set(token, reply);
+          let taken;
+          try {
+            taken = entries.handle(inst.slot, request, token, shared === true);
+          } catch (e) {
+            replies.delete(token); // the runtime is gone: nothing will answer
+            throw e;
+          }
+          if (taken) return;
+          replies.delete(token); // refused: the text is still in entryIO
+        }
+        const r = inst.handle(request, sessionFn, reply, shared === true);
         if (r !== undefined) resolve(PromiseResolve(r).then((out) => ({ out })));
       });
 
@@ -1025,11 +1108,17 @@ function isRuntime(rt) {
 /**
  * Binds the API to a runtime object that was started some other way (the
  * one wasm/main.go publishes). loadSurface is the usual entry point.
+ * options.go, the wasm_exec.js Go object that runs the module, lets calls
+ * enter through the module's exports instead of js.FuncOf (faster); a Go
+ * object that runs another module is ignored.
  */
-export function fromRuntime(runtime) {
+export function fromRuntime(runtime, options = {}) {
   if (!isRuntime(runtime)) throw new TypeError(`fromRuntime: not a ${SURFACE_PROTOCOL} runtime`);
-  return bind(runtime);
+  if (options === null || typeof options !== "object") throw new TypeError("fromRuntime options must be an object");
+  return bind(runtime, makeEntries(options.go, runtime));
 }
+
+const runtimeEntries = new WeakMap(); // runtime started here -> its entries
 
 // ---------------------------------------------------------------------------
 // Loading.
@@ -1085,6 +1174,8 @@ async function startRuntime(options) {
     exited.catch(() => {});
     const runtime = await Promise.race([ready, exited]);
     if (!isRuntime(runtime)) throw new Error("loadSurface: the surface runtime did not start");
+    const entries = makeEntries(go, runtime);
+    if (entries !== undefined) runtimeEntries.set(runtime, entries);
     return runtime;
   } finally {
     delete globalThis[READY_NAME];
@@ -1108,5 +1199,5 @@ export function loadSurface(options = {}) {
       if (globalThis[LOAD_KEY] === started) delete globalThis[LOAD_KEY];
     });
   }
-  return started.then(bind);
+  return started.then((runtime) => bind(runtime, runtimeEntries.get(runtime)));
 }
