@@ -34,6 +34,8 @@
 //	io, entryIO                       two Uint8Arrays of one length (optional): the lane
 //	reply(token, text, capsId?, capsText?)  (optional, with a lane) answers calls that
 //	                                  came through the module's exports (see entry_js.go)
+//	sessionFor(token)                 (optional, with reply) what the session getter of the call
+//	                                  taken under token answers, as session() does
 //
 // With a lane, texts cross as UTF-8 copied into those buffers instead of as
 // JS strings: a text parameter may be given as its length in io, a text

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall/js"
+
+	"pling.dev/agent/surface"
 )
 
 // Entries: the two calls an invoke makes into the bridge (the request, and
@@ -43,7 +45,9 @@ import (
 //	    instance.handle for the instance numbered slot (instance.slot),
 //	    with the request as n bytes in entryIO. The answer goes to the
 //	    host's reply(token, text, capsId?, capsText?) as instance.handle
-//	    gives it to a reply function; flags&1 asks for shared mode. -1:
+//	    gives it to a reply function; flags&1 asks for shared mode, and
+//	    flags&2 says the call has a session getter of its own (a private
+//	    channel's), which the host's sessionFor(token) calls. -1:
 //	    refused (no such instance, n is no length in entryIO, or a call
 //	    is already waiting for the runtime to run), and nothing will
 //	    answer: the caller then uses instance.handle.
@@ -58,7 +62,8 @@ const (
 	entryAccepted int32 = 0
 	entryRefused  int32 = -1
 
-	flagShared int32 = 1
+	flagShared  int32 = 1
+	flagSession int32 = 2
 
 	settleTimedOut int32 = -1
 )
@@ -102,6 +107,14 @@ func (s *Surface) closeSlot() {
 	}
 }
 
+// sessionFor returns the host's sessionFor bound to token: the session
+// getter of the call taken under that token.
+func (s *Surface) sessionFor(token int32) (fn js.Value) {
+	fn = js.Undefined()
+	_ = catch("bind sessionFor", func() { fn = theEnv().bind.Call("call", s.sessionForFn, js.Null(), float64(token)) })
+	return fn
+}
+
 func slotSurface(slot int32) *Surface {
 	slotsMu.Lock()
 	defer slotsMu.Unlock()
@@ -115,6 +128,9 @@ type entry struct {
 	n      int32    // the text's length (settle: or settleTimedOut)
 	token  int32
 	shared bool
+	// session: the call brings its own session getter, which the host's
+	// sessionFor(token) calls.
+	session bool
 	// notText: a settlement whose length is no text of the waiter's lane;
 	// the call fails as an executor answer that is not text.
 	notText bool
@@ -189,7 +205,16 @@ func runEntry(e entry, text []byte) {
 	if e.s != nil {
 		runHook("enter.handle")
 		a := answerer{s: e.s, fallback: internalReply, reply: e.s.reply, token: float64(e.token), shared: e.shared}
-		e.s.serve(a, text, js.Undefined())
+		session := js.Undefined()
+		if e.session {
+			// A getter of the call's own: host.sessionFor bound to its token.
+			session = e.s.sessionFor(e.token)
+			if session.Type() != js.TypeFunction {
+				a.send(e.s.failure(surface.CodeInternalError, "internal error"))
+				return
+			}
+		}
+		e.s.serve(a, text, session)
 		return
 	}
 	runHook("enter.settle")
@@ -221,7 +246,11 @@ func enterHandle(slot, n, token, flags int32) int32 {
 	if s == nil || s.closed.Load() || n < 0 {
 		return entryRefused
 	}
-	if !takeEntry(entry{s: s, n: n, token: token, shared: flags&flagShared != 0}, s.lane) {
+	if flags&flagSession != 0 && s.sessionForFn.Type() != js.TypeFunction {
+		return entryRefused
+	}
+	e := entry{s: s, n: n, token: token, shared: flags&flagShared != 0, session: flags&flagSession != 0}
+	if !takeEntry(e, s.lane) {
 		return entryRefused
 	}
 	fastEntries.Add(1)

@@ -311,3 +311,34 @@ func TestEntryPanicStillAnswers(t *testing.T) {
 		t.Fatalf("after the panic: %+v", r)
 	}
 }
+
+// A call with a session getter of its own reaches it through the host's
+// sessionFor(token); without one for its token it has no session and is
+// refused, and a host without sessionFor refuses such calls outright.
+func TestEntryPerCallSession(t *testing.T) {
+	over := `{
+	  sessionFor(token) { return token === 5 ? __t.session({ sessionId: "call-5", scope: ["orders.search"] }) : undefined; },
+	}`
+	h := entryHost(t, over)
+	inst := create(t, h, Config{})
+	n := h.Get("lane").Call("toKernel", describeReq("own")).Int()
+	if got := enterHandle(slotOf(t, inst), int32(n), 5, flagSession); got != entryAccepted {
+		t.Fatalf("export answered %d", got)
+	}
+	r := answerOf(t, h, 5)
+	if !r.OK || !strings.Contains(string(r.Result), `"orders.search"`) || strings.Contains(string(r.Result), `"update_note@order"`) {
+		t.Fatalf("describe under the call's own session: %+v %s", r.Error, r.Result)
+	}
+
+	n = h.Get("lane").Call("toKernel", describeReq("none")).Int()
+	enterHandle(slotOf(t, inst), int32(n), 6, flagSession)
+	if r := answerOf(t, h, 6); r.code() != "SESSION_REQUIRED" {
+		t.Fatalf("no getter for the token: %+v", r.Error)
+	}
+
+	plain := entryHost(t, laneOver)
+	pinst := create(t, plain, Config{})
+	if got := enterHandle(slotOf(t, pinst), int32(n), 7, flagSession); got != entryRefused {
+		t.Fatalf("host without sessionFor: export answered %d", got)
+	}
+}

@@ -41,6 +41,9 @@ type Surface struct {
 	// number those calls name this surface by, 0 when it has none.
 	reply js.Value
 	slot  int32
+	// sessionForFn is the host's sessionFor(token), the session getter of
+	// a call taken through an export with a getter of its own.
+	sessionForFn js.Value
 
 	// sentCaps is the shared capability list last passed to a reply
 	// function in shared mode (see export): the JS runtime keeps exactly
@@ -84,6 +87,7 @@ func New(host js.Value, cfg Config) (*Surface, error) {
 		hasSession:  hasFunc(host, "session"),
 		reply:       hostFunc(host, "reply"),
 	}
+	s.sessionForFn = hostFunc(host, "sessionFor")
 	o := surface.Options{
 		Registry:       s.reg,
 		Execute:        executor{host: host},

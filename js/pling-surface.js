@@ -724,9 +724,12 @@ function makeEntries(go, runtime) {
     key,
     /** True when an export may be called now. */
     idle: () => depth === 0 && go.exited !== true,
-    /** Queues a request of n bytes in entryIO and runs it; false: refused. */
-    handle(slot, n, token, shared) {
-      if (exports.pling_handle(slot, n, token, shared ? 1 : 0) !== 0) return false;
+    /**
+     * Queues a request of n bytes in entryIO and runs it; false: refused.
+     * session: the call brings its own session getter (host.sessionFor).
+     */
+    handle(slot, n, token, shared, session) {
+      if (exports.pling_handle(slot, n, token, (shared ? 1 : 0) | (session ? 2 : 0)) !== 0) return false;
       go._resume();
       if (go.exited === true) throw new Error("the surface runtime exited");
       return true;
@@ -753,8 +756,10 @@ function bind(runtime, entries) {
     validateOptions(options);
     const snapshot = {};
     for (const name of OPTION_NAMES) snapshot[name] = options[name];
-    // Answers to calls taken through the entries, by token.
+    // Answers to calls taken through the entries, and the session getters
+    // of those that brought one, by token.
     const replies = new Map();
+    const sessions = new Map();
     let lastToken = 0;
     const host = buildHost(snapshot, lane, deadlines, entries);
     if (entries !== undefined) {
@@ -762,7 +767,14 @@ function bind(runtime, entries) {
         const reply = replies.get(token);
         if (reply === undefined) return;
         replies.delete(token);
+        sessions.delete(token);
         reply(out, capsId, capsText);
+      };
+      // No getter for the token answers undefined: no session, which the
+      // kernel refuses for a call that was to bring its own.
+      host.sessionFor = (token) => {
+        const getter = sessions.get(token);
+        return getter === undefined ? undefined : getter();
       };
     }
     const inst = runtime.create(host, jsonStringify(buildConfig(snapshot)));
@@ -804,19 +816,23 @@ function bind(runtime, entries) {
           resolve({ out, caps: sharedCaps.id === capsId ? sharedCaps.list : undefined, shared: true });
         };
         const request = lane.toKernel(text);
-        if (typeof request === "number" && sessionFn === undefined && typeof inst.slot === "number" && entries.idle()) {
+        if (typeof request === "number" && typeof inst.slot === "number" && entries.idle()) {
           lastToken = lastToken >= 0x7fffffff ? 1 : lastToken + 1;
           const token = lastToken;
           replies.set(token, reply);
-          let taken;
+          if (sessionFn !== undefined) sessions.set(token, sessionFn);
+          let taken = false;
           try {
-            taken = entries.handle(inst.slot, request, token, shared === true);
-          } catch (e) {
-            replies.delete(token); // the runtime is gone: nothing will answer
-            throw e;
+            taken = entries.handle(inst.slot, request, token, shared === true, sessionFn !== undefined);
+          } finally {
+            // Refused, or the runtime is gone: nothing will answer this token.
+            if (!taken) {
+              replies.delete(token);
+              sessions.delete(token);
+            }
           }
           if (taken) return;
-          replies.delete(token); // refused: the text is still in entryIO
+          // Refused: the text is still in entryIO for instance.handle.
         }
         const r = inst.handle(request, sessionFn, reply, shared === true);
         if (r !== undefined) resolve(PromiseResolve(r).then((out) => ({ out })));

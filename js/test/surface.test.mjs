@@ -890,6 +890,37 @@ test("page code calling the surface while the kernel runs it takes js.FuncOf", a
   surface.close();
 });
 
+test("a private channel's session getter is reached through the exports", ({ api, runtime }) => withWindow(async (win) => {
+  const events = [];
+  // Two surfaces: one with a session of its own, one in open mode, whose
+  // port calls need the kernel that always asks for a session.
+  for (const surfaceSession of [() => session(), undefined]) {
+    const over = { onAudit: (e) => events.push(e) };
+    if (surfaceSession) over.session = surfaceSession;
+    const { surface } = page(api, over);
+    surface.listen({
+      allowedOrigins: [EXT],
+      authenticate: ({ credential }) => credential === "k" ? () => session({ sessionId: "port-2", scope: ["orders.search"] }) : null,
+    });
+    const port = fakePort();
+    message(win, { channel: "pling.surface", kind: "connect", app: "orders", credential: "k" }, { source: otherWindow(), origin: EXT, ports: [port] });
+    await settle(() => port.sent.length === 1, "connected");
+    await tick();
+    const before = fastEntries(runtime);
+    events.length = 0;
+    port.deliver(request(describeReq("pd")));
+    await settle(() => port.sent.length === 2, "describe reply");
+    port.deliver(request(invokeReq("pi", "update_note@order", { record: "SO-1", note: "x" })));
+    await settle(() => port.sent.length === 3, "invoke reply");
+    const mode = surfaceSession ? "with a surface session" : "open mode";
+    eq(port.sent[1].envelope.result.capabilities.map((c) => c.id), ["orders.search"], `${mode}: the port's scope`);
+    eq(port.sent[2].envelope.error.code, "CAPABILITY_NOT_EXPOSED", `${mode}: out of the port's scope`);
+    eq(fastEntries(runtime) - before, 2, `${mode}: port calls through the exports`);
+    eq(events.map((e) => e.sessionId), ["port-2", "port-2"], `${mode}: audited under the port's session`);
+    surface.close();
+  }
+}));
+
 test("without the Go object, or with another module's, calls take js.FuncOf", async ({ mod, runtime, go }) => {
   const foreign = {
     _inst: { exports: {
