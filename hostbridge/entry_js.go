@@ -94,7 +94,8 @@ func (s *Surface) openSlot() int32 {
 	s.slot = lastSlot
 	slots[s.slot] = s
 	if len(entryText) < s.lane.size {
-		entryText = make([]byte, s.lane.size)
+		// Kept, in case a call's text is waiting in it.
+		entryText = append(entryText, make([]byte, s.lane.size-len(entryText))...)
 	}
 	return s.slot
 }
