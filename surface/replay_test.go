@@ -355,6 +355,90 @@ func TestMemoryGuardCompacts(t *testing.T) {
 	}
 }
 
+// TestMemoryGuardRingOrder: claims leave in the order they were made, also
+// after the ring grew while its oldest live claim was not at its start.
+func TestMemoryGuardRingOrder(t *testing.T) {
+	g := surface.NewMemoryGuard(1000)
+	now := surfacetest.Epoch
+	claims := func(prefix string, n int, at time.Duration) {
+		t.Helper()
+		for i := 0; i < n; i++ {
+			key := surface.ReplayKey{SessionID: "s", RequestID: fmt.Sprint(prefix, i)}
+			if d, err := g.Claim(context.Background(), key, now.Add(at), time.Second); d != surface.Claimed || err != nil {
+				t.Fatalf("%s%d: %v, %v", prefix, i, d, err)
+			}
+		}
+	}
+	claims("a", 10, 0)                     // expire at 1s
+	claims("b", 4, 2*time.Second)          // the a's leave; expire at 3s
+	claims("c", 40, 2500*time.Millisecond) // the ring grows; expire at 3.5s
+	claims("d", 1, 3200*time.Millisecond)  // the b's leave, nothing else
+	if n := g.Len(); n != 40+1 {
+		t.Fatalf("guard holds %d claims at 3.2s, want %d", n, 40+1)
+	}
+	claims("e", 1, 3600*time.Millisecond) // the c's leave
+	if n := g.Len(); n != 2 {
+		t.Fatalf("guard holds %d claims at 3.6s, want 2", n)
+	}
+}
+
+// TestMemoryGuardKeys: keys that differ only in where the session id ends
+// are different keys, and the ring keeps its order while it grows around
+// its end: claims still inside their window stay replays, expired ones are
+// fresh again.
+func TestMemoryGuardKeys(t *testing.T) {
+	ctx := context.Background()
+	g := surface.NewMemoryGuard(1000)
+	now := surfacetest.Epoch
+	claim := func(s, r string, at time.Duration, window time.Duration) surface.ReplayDecision {
+		t.Helper()
+		d, err := g.Claim(ctx, surface.ReplayKey{SessionID: s, RequestID: r}, now.Add(at), window)
+		if err != nil {
+			t.Fatalf("Claim(%q, %q): %v", s, r, err)
+		}
+		return d
+	}
+	// Ten short claims, four long ones, then, once the short ones expired,
+	// forty more long ones: the ring grows while its oldest live claim is
+	// not at its start.
+	for i := 0; i < 10; i++ {
+		claim("s", fmt.Sprint("short-", i), 0, time.Second)
+	}
+	for _, k := range [][2]string{{"ab", "c"}, {"a", "bc"}, {"", "abc"}, {"abc", ""}} {
+		if d := claim(k[0], k[1], 0, time.Hour); d != surface.Claimed {
+			t.Fatalf("(%q, %q): %v, want a fresh claim", k[0], k[1], d)
+		}
+	}
+	for i := 0; i < 40; i++ {
+		claim("s", fmt.Sprint("long-", i), 2*time.Second, time.Minute)
+	}
+	for i := 0; i < 40; i++ {
+		if d := claim("s", fmt.Sprint("long-", i), 3*time.Second, time.Minute); d != surface.Replayed {
+			t.Fatalf("long-%d inside its window: %v", i, d)
+		}
+	}
+	for i := 0; i < 10; i++ {
+		if d := claim("s", fmt.Sprint("short-", i), 3*time.Second, time.Second); d != surface.Claimed {
+			t.Fatalf("short-%d after its window: %v", i, d)
+		}
+	}
+	for _, k := range [][2]string{{"ab", "c"}, {"a", "bc"}, {"", "abc"}, {"abc", ""}} {
+		if d := claim(k[0], k[1], 3*time.Second, time.Hour); d != surface.Replayed {
+			t.Fatalf("(%q, %q) inside its window: %v", k[0], k[1], d)
+		}
+	}
+	if n := g.Len(); n != 4+40+10 {
+		t.Fatalf("guard holds %d claims, want %d", n, 4+40+10)
+	}
+	// A window too long to add to the clock never ends.
+	if d := claim("s", "forever", 3*time.Second, time.Duration(1<<63-1)); d != surface.Claimed {
+		t.Fatalf("forever: %v", d)
+	}
+	if d := claim("s", "forever", 100*365*24*time.Hour, time.Second); d != surface.Replayed {
+		t.Fatalf("forever, a century later: %v", d)
+	}
+}
+
 // TestMemoryGuardHammer: goroutines racing to claim overlapping ids each
 // win a key exactly once.
 func TestMemoryGuardHammer(t *testing.T) {
