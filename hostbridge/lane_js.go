@@ -173,19 +173,8 @@ func (l lane) entryText(v js.Value) ([]byte, bool) {
 	if !ok {
 		return nil, false
 	}
-	return l.entryBytes(n)
-}
-
-// entryBytes copies the first n bytes of entryIO, for a text whose length
-// came as a number (n outside entryIO: not a text).
-func (l lane) entryBytes(n int) ([]byte, bool) {
-	if l.size == 0 || n < 0 || n > l.size {
-		return nil, false
-	}
 	b := make([]byte, n)
-	if catch("entryIO", func() { js.CopyBytesToGo(b, l.entry) }) != nil {
-		return nil, false
-	}
+	js.CopyBytesToGo(b, l.entry)
 	return b, true
 }
 

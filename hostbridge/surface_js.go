@@ -79,15 +79,15 @@ func New(host js.Value, cfg Config) (*Surface, error) {
 
 	l := newLane(host)
 	s := &Surface{
-		host:        host,
-		lane:        l,
-		reg:         newRegistry(host, l, hostTimeout),
-		hostTimeout: hostTimeout,
-		limits:      surface.DefaultLimits,
-		hasSession:  hasFunc(host, "session"),
-		reply:       hostFunc(host, "reply"),
+		host:         host,
+		lane:         l,
+		reg:          newRegistry(host, l, hostTimeout),
+		hostTimeout:  hostTimeout,
+		limits:       surface.DefaultLimits,
+		hasSession:   hasFunc(host, "session"),
+		reply:        hostFunc(host, "reply"),
+		sessionForFn: hostFunc(host, "sessionFor"),
 	}
-	s.sessionForFn = hostFunc(host, "sessionFor")
 	o := surface.Options{
 		Registry:       s.reg,
 		Execute:        executor{host: host},
