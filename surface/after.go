@@ -1,25 +1,15 @@
 package surface
 
 import (
-	"context"
 	"encoding/json"
 	"reflect"
 	"sort"
 )
 
-// observe reads the page again after an invoke and reports what changed on
-// the target record and in the state, within AfterLimits. It returns nil when
-// nothing observable changed or the page cannot be read: the executor has
-// already run, so a failed observation must not turn into a failed call.
-func (s *Surface) observe(ctx context.Context, before *View, target *Record) *Observation {
-	q := ViewQuery{}
-	if target != nil {
-		q.IDs = []string{target.ID}
-	}
-	now, perr := s.readView(ctx, q)
-	if perr != nil {
-		return nil
-	}
+// observe reports what changed on the target record and in the state
+// between the view before an invoke and now, the page read again after it,
+// within AfterLimits. It returns nil when nothing observable changed.
+func (s *Surface) observe(before *View, target *Record, now *View) *Observation {
 	lim := s.opts.After
 	obs := &Observation{}
 	if target != nil {

@@ -1,15 +1,11 @@
 package surface
 
 import (
-	"context"
 	"sort"
 )
 
-// describe builds the description (steps 4-7 of describe after input checks).
-// tracked says whether the call comes from the protocol (Handle), the only
-// caller whose last-sent list the signature cache remembers: an in-page
-// Describe must not reset what an agent sharing the session was last sent.
-func (s *Surface) describe(ctx context.Context, sess *Session, in DescribeInput, tracked bool) (*Description, *Error) {
+// describeQuery is the registry read a describe with input in makes.
+func (s *Surface) describeQuery(in DescribeInput) ViewQuery {
 	q := ViewQuery{}
 	if in.Records != nil {
 		q.IDs = in.Records
@@ -23,10 +19,15 @@ func (s *Surface) describe(ctx context.Context, sess *Session, in DescribeInput,
 		}
 	}
 	q.MaxRecordIDs = s.opts.Context.MaxRecordIDs // only a description lists them
-	view, perr := s.readView(ctx, q)
-	if perr != nil {
-		return nil, perr
-	}
+	return q
+}
+
+// buildDescription builds the description (steps 4-7 of describe after
+// input checks) from the view read for q. tracked says whether the call
+// comes from the protocol, the only caller whose last-sent list the
+// signature cache remembers: an in-page Describe must not reset what an
+// agent sharing the session was last sent.
+func (s *Surface) buildDescription(view *View, sess *Session, in DescribeInput, q ViewQuery, tracked bool) *Description {
 	set := s.capabilities(view, sess)
 	lim := s.opts.Context
 
@@ -64,7 +65,7 @@ func (s *Surface) describe(ctx context.Context, sess *Session, in DescribeInput,
 	c.Feedback, c.FeedbackTotal = capList(view.Feedback, lim.MaxFeedback)
 	unavailable := append(append([]Unavailable(nil), set.withheld...), view.Unavailable...)
 	c.Unavailable, c.UnavailableTotal = capList(unavailable, lim.MaxUnavailable)
-	return d, nil
+	return d
 }
 
 // capList returns at most n items of list (never nil) and the full count.
