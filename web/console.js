@@ -22,10 +22,32 @@ export function mountConsole() {
   $("console-retry").addEventListener("click", retry);
   $("console-send-raw").addEventListener("click", sendRaw);
   $("console-capability").addEventListener("change", () => buildForm());
+  for (const tab of document.querySelectorAll('[role="tab"][data-pane]')) {
+    tab.addEventListener("click", () => showPane(tab.dataset.pane));
+    tab.addEventListener("keydown", (e) => {
+      if (e.key !== "ArrowLeft" && e.key !== "ArrowRight") return;
+      e.preventDefault();
+      const next = tab.dataset.pane === "request" ? "response" : "request";
+      showPane(next);
+      $(`console-tab-${next}`).focus();
+    });
+  }
   $("console-form").addEventListener("submit", (e) => {
     e.preventDefault();
     invoke();
   });
+}
+
+// showPane shows the request or the response: one pane as wide as the
+// console, so the JSON reads line by line instead of wrapping mid-string.
+function showPane(which) {
+  for (const name of ["request", "response"]) {
+    const on = name === which;
+    const tab = $(`console-tab-${name}`);
+    tab.setAttribute("aria-selected", String(on));
+    tab.tabIndex = on ? 0 : -1;
+    $(`console-${name}`).hidden = !on;
+  }
 }
 
 function nextId(method) {
@@ -60,6 +82,7 @@ function onMessage(e) {
 function post(message, id) {
   $("console-request").value = typeof message === "string" ? message : pretty(message);
   $("console-response").value = "";
+  showPane("request");
   showOutcome("waiting", "Waiting for the reply…");
   $("console-after").hidden = true;
   return new Promise((resolve) => {
@@ -304,6 +327,7 @@ function show(reply) {
     return null;
   }
   $("console-response").value = pretty(reply);
+  showPane("response");
   const env = reply.envelope || {};
   if (env.ok !== true) {
     const err = env.error || {};

@@ -176,10 +176,13 @@ function renderRow(o) {
     class: [o.lockedReason ? "locked" : "", flashIds.has(o.id) ? "flash" : ""].join(" ").trim(),
   });
   tr.append(
-    el("td", { class: "c-id" }, el("span", { class: "order-id" }, o.id), o.lockedReason ? lockIcon(o.lockedReason) : ""),
+    // The order's id and status share a cell: it keeps the note column
+    // wide enough to read on a laptop screen beside the panels.
+    el("td", { class: "c-order" },
+      el("div", { class: "order-line" }, el("span", { class: "order-id" }, o.id), o.lockedReason ? lockIcon(o.lockedReason) : ""),
+      el("div", { class: "order-status", "data-testid": `order-status-${o.id}`, "data-status": o.status }, statusBadge(o.status))),
     el("td", { class: "c-customer" }, el("div", { class: "customer" }, o.customer), el("div", { class: "placed" }, formatDate(o.placed))),
     el("td", { class: "c-amount" }, formatMoney(o.amount, o.currency)),
-    el("td", { class: "c-status", "data-testid": `order-status-${o.id}`, "data-status": o.status }, statusBadge(o.status)),
     noteCell(o, isEditing),
     actionsCell(o),
   );
@@ -189,7 +192,7 @@ function renderRow(o) {
 const LOCK_SVG = '<svg viewBox="0 0 16 16" aria-hidden="true" focusable="false"><path fill="currentColor" d="M4 7V5a4 4 0 1 1 8 0v2h.5A1.5 1.5 0 0 1 14 8.5v6a1.5 1.5 0 0 1-1.5 1.5h-9A1.5 1.5 0 0 1 2 14.5v-6A1.5 1.5 0 0 1 3.5 7H4zm2 0h4V5a2 2 0 1 0-4 0v2z"/></svg>';
 
 function lockIcon(reason) {
-  const chip = el("div", { class: "lock", title: reason, "data-testid": "order-locked" });
+  const chip = el("span", { class: "lock", title: reason, "data-testid": "order-locked" });
   chip.innerHTML = LOCK_SVG; // a constant, never data
   chip.append(el("span", {}, "Locked"), el("span", { class: "sr-only" }, `: ${reason}`));
   return chip;
@@ -293,7 +296,18 @@ function renderToasts() {
     "data-testid": "toast",
     "data-level": t.level,
     title: t.message,
-  }, t.message, i === 0 && live.length > 1 ? el("span", { class: "toast-more" }, `+${live.length - 1}`) : "")));
+  }, t.message, i === 0 && live.length > 1 ? moreNotices(live.slice(1)) : "")));
+}
+
+// moreNotices counts the notices behind the newest one, which the bar has
+// no room for; hovering it lists them.
+function moreNotices(older) {
+  const n = older.length;
+  return el("span", {
+    class: "toast-more",
+    "data-testid": "toast-more",
+    title: `${n} older ${n === 1 ? "notice is" : "notices are"} still showing:\n${older.map((t) => t.message).join("\n")}`,
+  }, `+${n} more`);
 }
 
 // ---------------------------------------------------------------------------
