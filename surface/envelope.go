@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"unicode/utf8"
 
 	"pling.dev/agent/surface/internal/strictjson"
 )
@@ -69,9 +70,44 @@ func decodeError(err error) *Error {
 		msg = "request holds a value that is not JSON"
 	}
 	if se.Path != "" {
-		msg += " at " + se.Path
+		msg += " at " + clip(se.Path)
 	}
 	return newError(CodeInvalidRequest, msg)
+}
+
+// maxEchoBytes bounds each piece of a request (a key, a JSON pointer) that
+// a message quotes, so that no message grows with the request.
+const maxEchoBytes = 64
+
+// clip cuts s to maxEchoBytes bytes on a rune boundary, marking the cut.
+func clip(s string) string {
+	if len(s) <= maxEchoBytes {
+		return s
+	}
+	n := maxEchoBytes
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// quoteClipped is strconv.Quote of clip(s).
+func quoteClipped(s string) string { return strconv.Quote(clip(s)) }
+
+// validID reports whether id passes the id rules: a non-empty string of at
+// most MaxIDBytes bytes of UTF-8. Only such an id is ever echoed.
+func validID(id string) bool {
+	return id != "" && len(id) <= MaxIDBytes && utf8.ValidString(id)
+}
+
+// refusedID is the id to echo for a request the strict decoder refused: the
+// id when every reader would read the same one and it passes the rules,
+// else "" (the id cannot be read).
+func refusedID(id string, ok bool) string {
+	if !ok || !validID(id) {
+		return ""
+	}
+	return id
 }
 
 // parseEnvelope runs step 1 of the processing order on a decoded tree. It
@@ -84,6 +120,9 @@ func parseEnvelope(v any) (*request, string, *Error) {
 	id, ok := obj["id"].(string)
 	if !ok || id == "" {
 		return nil, "", newError(CodeInvalidRequest, "id must be a non-empty string")
+	}
+	if !validID(id) {
+		return nil, "", newError(CodeInvalidRequest, "id is longer than "+strconv.Itoa(MaxIDBytes)+" bytes")
 	}
 	proto, present := obj["protocol"]
 	ps, ok := proto.(string)
@@ -121,7 +160,7 @@ func checkKnownFields(obj map[string]any, allowed ...string) *Error {
 		return nil
 	}
 	// Name the first in key order so the message does not depend on map order.
-	return newError(CodeInvalidRequest, "unknown field "+strconv.Quote(slices.Min(unknown)))
+	return newError(CodeInvalidRequest, "unknown field "+quoteClipped(slices.Min(unknown)))
 }
 
 // parseDescribeInput checks describe's input (step 4).
@@ -168,7 +207,7 @@ func parseDescribeInput(raw any, present bool) (DescribeInput, *Error) {
 				return in, newError(CodeInvalidRequest, `capabilities must be "full" or "changed"`)
 			}
 		default:
-			return in, newError(CodeInvalidRequest, "unknown describe input field "+strconv.Quote(k))
+			return in, newError(CodeInvalidRequest, "unknown describe input field "+quoteClipped(k))
 		}
 	}
 	if in.Records != nil && (in.Offset != nil || in.Limit != nil) {

@@ -180,6 +180,8 @@ func (s *Surface) BeginValue(v any) *Exchange {
 	x := s.newExchange(modeResponse)
 	tree, err := strictjson.CheckValue(v, s.strict)
 	if err != nil {
+		x.id = refusedID(strictjson.TopStringOf(v, "id"))
+		x.ev.RequestID = x.id
 		x.finish(x.reject(decodeError(err)))
 		return x
 	}
@@ -209,6 +211,10 @@ func (s *Surface) newExchange(mode exchangeMode) *Exchange {
 func (x *Exchange) decode(data []byte) {
 	v, err := strictjson.Decode(data, x.s.strict)
 	if err != nil {
+		// Read once more, for the id alone: a request refused for a key
+		// conflict or a bound still has an id every reader agrees on.
+		x.id = refusedID(strictjson.TopString(data, x.s.strict, "id"))
+		x.ev.RequestID = x.id
 		x.finish(x.reject(decodeError(err)))
 		return
 	}

@@ -214,3 +214,40 @@ func pFuzzInt(t *testing.T, v any) int {
 	}
 	return int(f)
 }
+
+// FuzzReplyCap: whatever the request, under request bounds raised far past
+// the smallest reply cap, the encoded reply fits the cap, is a response, and
+// echoes an id only when the request is JSON whose one top-level "id" is
+// that string and passes the id rules.
+func FuzzReplyCap(f *testing.F) {
+	for _, s := range pSeedRequests {
+		f.Add([]byte(s))
+	}
+	f.Add([]byte(`{"protocol":"pling.surface/0.1","id":"` + strings.Repeat(`\u0001`, surface.MaxIDBytes) + `","method":"describe"}`))
+	f.Add([]byte(`{"protocol":"pling.surface/0.1","id":"a","method":"describe","` + strings.Repeat("k", 8000) + `":1}`))
+	f.Add([]byte(`{"protocol":"pling.surface/0.1","id":"a","method":"describe","Method":1}`))
+	lim := surface.Limits{MaxRequestBytes: 1 << 20, MaxStringBytes: 1 << 20, MaxDepth: 64, MaxResponseBytes: surface.MinResponseBytes}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s := pNewSurface(t, pFuzzPage(), func(o *surface.Options) { o.Limits = lim })
+		out := s.HandleJSON(context.Background(), data)
+		if len(out) > lim.MaxResponseBytes {
+			t.Fatalf("reply of %d bytes over the cap %d", len(out), lim.MaxResponseBytes)
+		}
+		var resp struct {
+			ID *string `json:"id"`
+		}
+		if err := json.Unmarshal(out, &resp); err != nil || resp.ID == nil {
+			t.Fatalf("reply is not a response: %s", out)
+		}
+		id := *resp.ID
+		if id == "" {
+			return
+		}
+		var req map[string]any
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.UseNumber() // 1e400 is JSON, though not a float64
+		if len(id) > surface.MaxIDBytes || dec.Decode(&req) != nil || req["id"] != id {
+			t.Fatalf("reply echoes id %q that %q does not carry", id, data)
+		}
+	})
+}

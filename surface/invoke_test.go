@@ -483,7 +483,7 @@ func TestInvokeResultPassThrough(t *testing.T) {
 // TestInvokeResponseTooLarge: HandleJSON replaces a response over
 // MaxResponseBytes with INTERNAL_ERROR; the executor still ran once.
 func TestInvokeResponseTooLarge(t *testing.T) {
-	const limit = 512
+	const limit = surface.MinResponseBytes
 	tests := []struct {
 		name string
 		size int

@@ -84,7 +84,8 @@ type Limits struct {
 	// MaxMembers is the most members of one object. Default 256.
 	MaxMembers int
 	// MaxResponseBytes is the largest encoded response HandleJSON returns;
-	// a larger one is replaced by INTERNAL_ERROR. Default 1 MiB.
+	// a larger one is replaced by INTERNAL_ERROR. Default 1 MiB; New refuses
+	// less than MinResponseBytes, where a failure might not fit.
 	MaxResponseBytes int
 }
 

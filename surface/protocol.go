@@ -21,6 +21,16 @@ const (
 	MaxRecordSelection = 20
 )
 
+// MaxIDBytes is the longest request id, in UTF-8 bytes. A longer id is
+// refused like a missing one and never echoed, so that a protocol failure
+// stays small whatever the request held (see MinResponseBytes).
+const MaxIDBytes = 256
+
+// MinResponseBytes is the smallest Limits.MaxResponseBytes New accepts: room
+// for a protocol failure that echoes the longest id with every byte escaped
+// (six bytes each) and the longest message the kernel writes.
+const MinResponseBytes = 4 << 10
+
 // Method is a protocol method. Version 0.1 has exactly two.
 type Method string
 

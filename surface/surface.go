@@ -46,6 +46,9 @@ func New(opts Options) (*Surface, error) {
 		opts.ExecuteTimeout = 30 * time.Second
 	}
 	opts.Limits = opts.Limits.withDefaults()
+	if opts.Limits.MaxResponseBytes < MinResponseBytes {
+		return nil, errors.New("surface: Limits.MaxResponseBytes must be at least MinResponseBytes")
+	}
 	opts.Context = opts.Context.withDefaults()
 	opts.After = opts.After.withDefaults()
 	opts.MaxSignatureSessions = orDefault(opts.MaxSignatureSessions, 1024)
@@ -174,7 +177,11 @@ func (s *Surface) encode(dst []byte, r *Response) ([]byte, SharedCaps, bool) {
 	if err == nil {
 		msg = "response is larger than the size limit"
 	}
-	b, _ = AppendJSON(dst, &Response{Protocol: Protocol, ID: r.ID, OK: false, Error: newError(CodeInternalError, msg)})
+	id := r.ID
+	if !validID(id) { // a Response built by hand: keep the failure within the floor
+		id = ""
+	}
+	b, _ = AppendJSON(dst, &Response{Protocol: Protocol, ID: id, OK: false, Error: newError(CodeInternalError, msg)})
 	return b, SharedCaps{}, false
 }
 

@@ -24,6 +24,47 @@ func Decode(data []byte, lim Limits) (any, error) {
 	return v, nil
 }
 
+// TopString reads the string member name of a top-level object, for a
+// caller that refused data and still names it in its answer (the protocol
+// echoes a request's id). It answers only where every reader agrees on that
+// member: data is one JSON document of at most lim.MaxBytes bytes, its top
+// level is an object, and name is its only key equal to name under case
+// folding. Other keys may repeat or differ only in case, and the other
+// bounds of lim do not apply (nesting is still capped at 10000): data was
+// refused for those already, and they say nothing about the member.
+func TopString(data []byte, lim Limits, name string) (string, bool) {
+	if exceeds(len(data), lim.MaxBytes) {
+		return "", false
+	}
+	d := decoder{data: data, lim: Limits{MaxBytes: lim.MaxBytes}, maxDepth: hardMaxDepth, lenientKeys: true, watch: foldKey(name)}
+	v, err := d.run()
+	if err != nil || d.clash {
+		return "", false
+	}
+	obj, _ := v.(map[string]any)
+	s, ok := obj[name].(string)
+	return s, ok
+}
+
+// TopStringOf is TopString for a decoded value: v is a map[string]any whose
+// only key equal to name under case folding is name, holding a string.
+func TopStringOf(v any, name string) (string, bool) {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return "", false
+	}
+	s, ok := obj[name].(string)
+	if !ok {
+		return "", false
+	}
+	for k := range obj {
+		if k != name && strings.EqualFold(k, name) {
+			return "", false
+		}
+	}
+	return s, true
+}
+
 // frame is one open container on the explicit parse stack. The parser is
 // iterative so nesting costs heap (bounded by maxDepth), never Go stack.
 type frame struct {
@@ -46,6 +87,11 @@ type decoder struct {
 	// object's keys are contiguous because inner objects close (and truncate
 	// back) before the outer object reads its next key.
 	keys []string
+	// lenientKeys lets duplicate and case-variant keys through (TopString);
+	// clash is then set when one of them folds to watch at the top level.
+	lenientKeys bool
+	watch       string
+	clash       bool
 }
 
 // pathMode says whether an error concerns the value being parsed at the top
@@ -248,7 +294,14 @@ func (d *decoder) member() *Error {
 		return err
 	}
 	top.key = key
-	switch d.checkKey(top, key) {
+	k := d.checkKey(top, key)
+	if k != 0 && d.lenientKeys {
+		if len(d.stack) == 1 && foldKey(key) == d.watch {
+			d.clash = true
+		}
+		k = 0
+	}
+	switch k {
 	case KindDuplicateKey:
 		return d.fail(KindDuplicateKey, keyAt, atValue, "duplicate key")
 	case KindCaseVariantKey:

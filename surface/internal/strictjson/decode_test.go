@@ -535,3 +535,42 @@ func TestFoldKeyMatchesEqualFold(t *testing.T) {
 		}
 	}
 }
+
+func TestTopString(t *testing.T) {
+	tests := []struct {
+		name, doc string
+		lim       Limits
+		want      string
+		ok        bool
+	}{
+		{"plain", `{"id":"a"}`, Limits{}, "a", true},
+		{"escaped", `{"id":"\u0061\u00e9"}`, Limits{}, "aé", true},
+		{"case variant elsewhere", `{"id":"a","method":1,"Method":2}`, Limits{}, "a", true},
+		{"duplicate elsewhere", `{"m":1,"id":"a","m":2}`, Limits{}, "a", true},
+		{"conflicts in a large object", `{"a0":0,"a1":1,"a2":2,"a3":3,"a4":4,"a5":5,"a6":6,"a7":7,"a8":8,"a9":9,"b0":0,"b1":1,"b2":2,"b3":3,"b4":4,"b5":5,"b6":6,"B6":6,"b6":7,"id":"a"}`, Limits{}, "a", true},
+		{"id in a large object beside a variant", `{"a0":0,"a1":1,"a2":2,"a3":3,"a4":4,"a5":5,"a6":6,"a7":7,"a8":8,"a9":9,"b0":0,"b1":1,"b2":2,"b3":3,"b4":4,"b5":5,"b6":6,"id":"a","ID":"b"}`, Limits{}, "", false},
+		{"conflicts nested", `{"x":{"id":1,"ID":2},"id":"a"}`, Limits{}, "a", true},
+		{"other bounds ignored", `{"id":"a","s":"` + strings.Repeat("x", 100) + `"}`, Limits{MaxString: 10, MaxDepth: 1, MaxMembers: 1}, "a", true},
+		{"size bound kept", `{"id":"a"}`, Limits{MaxBytes: 5}, "", false},
+		{"duplicate id", `{"id":"a","id":"a"}`, Limits{}, "", false},
+		{"case variant id", `{"id":"a","ID":"b"}`, Limits{}, "", false},
+		{"case variant id first", `{"iD":1,"id":"a"}`, Limits{}, "", false},
+		{"escaped case variant id", `{"id":"a","\u0049d":"b"}`, Limits{}, "", false},
+		{"no exact id", `{"Id":"a"}`, Limits{}, "", false},
+		{"id not a string", `{"id":1}`, Limits{}, "", false},
+		{"not an object", `["id","a"]`, Limits{}, "", false},
+		{"syntax error later", `{"id":"a","x":tru}`, Limits{}, "", false},
+		{"trailing data", `{"id":"a"} 1`, Limits{}, "", false},
+		{"lone surrogate elsewhere", `{"id":"a","x":"\ud800"}`, Limits{}, "", false},
+		{"invalid UTF-8 elsewhere", "{\"id\":\"a\",\"x\":\"\xff\"}", Limits{}, "", false},
+		{"nesting over the hard cap", `{"id":"a","x":` + strings.Repeat("[", hardMaxDepth) + strings.Repeat("]", hardMaxDepth) + `}`, Limits{}, "", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := TopString([]byte(tc.doc), tc.lim, "id")
+			if got != tc.want || ok != tc.ok {
+				t.Errorf("TopString = %q, %v; want %q, %v", got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}

@@ -89,6 +89,7 @@ func FuzzDecode(f *testing.F) {
 				t.Fatalf("round trip changed tree: %q -> %s", data, enc)
 			}
 		}
+		checkTopString(t, data, v, err)
 		// Limits only ever refuse; whatever passes them is the same tree.
 		vt, errt := Decode(data, tight)
 		if errt != nil {
@@ -156,4 +157,37 @@ func FuzzFoldKey(f *testing.F) {
 			t.Fatalf("EqualFold(%q, %q) = %v but fold keys %q %q", a, b, strings.EqualFold(a, b), foldKey(a), foldKey(b))
 		}
 	})
+}
+
+// checkTopString holds TopString to Decode: on a document Decode accepts it
+// reads what Decode read; on one it refuses, it answers only when the
+// document is JSON that encoding/json reads to the same member, and never
+// when the member has a case variant or a twin at the top level.
+func checkTopString(t *testing.T, data []byte, v any, err error) {
+	t.Helper()
+	got, ok := TopString(data, Limits{}, "id")
+	if err == nil {
+		want, wantOK := TopStringOf(v, "id")
+		if ok != wantOK || got != want {
+			t.Fatalf("TopString = %q, %v on an accepted document; Decode read %q, %v", got, ok, want, wantOK)
+		}
+		return
+	}
+	if !ok {
+		return
+	}
+	std, valid := stdDecode(data)
+	m, isObj := std.(map[string]any)
+	if !valid || !isObj || m["id"] != got {
+		t.Fatalf("TopString read %q from %q, which encoding/json reads as %v", got, data, std)
+	}
+	n := 0
+	for k := range m {
+		if strings.EqualFold(k, "id") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("TopString read %q from %q, which has %d keys folding to id", got, data, n)
+	}
 }
