@@ -26,6 +26,7 @@ const DEFAULT_EXECUTE_TIMEOUT_MS = 30000;
 const MAX_DEPTH = 64; // the kernel allows 32; deeper input is refused here without recursing further
 const MAX_PORTS = 64; // private channels open at once per listen()
 const AUTHENTICATE_TIMEOUT_MS = 10000;
+const MAX_ID_BYTES = 256; // surface.MaxIDBytes
 
 // Built-ins are captured when the module is evaluated, so that code which
 // later patches Object, JSON or the prototypes (a polyfill adding toJSON,
@@ -44,6 +45,7 @@ const { isArray } = Array;
 const { stringify: jsonStringify, parse: jsonParse } = JSON;
 const { isFinite: numberIsFinite, isSafeInteger } = Number;
 const PromiseResolve = Promise.resolve.bind(Promise);
+const stringCharCodeAt = Function.prototype.call.bind(String.prototype.charCodeAt);
 
 const SESSION_CODES = freeze(["SESSION_REQUIRED", "SESSION_INVALID", "SESSION_EXPIRED", "SESSION_REVOKED"]);
 const OPTION_NAMES = freeze([
@@ -194,11 +196,42 @@ function ownValue(obj, key) {
   }
 }
 
-/** The id of a request for replies the kernel never sees, or "". */
+/**
+ * The id of a request for replies the kernel never sees, or "". The kernel's
+ * id rules apply (surface.MaxIDBytes): a well-formed string of 1 to 256 UTF-8
+ * bytes, the one key of the request that reads "id" in any case. Anything
+ * else is not echoed, so a refusal stays small whatever the request held.
+ */
 function requestIdOf(request) {
   if (request === null || typeof request !== "object") return "";
   const id = ownValue(request, "id");
-  return typeof id === "string" ? id : "";
+  // A string has at least as many UTF-8 bytes as UTF-16 code units.
+  if (typeof id !== "string" || id.length === 0 || id.length > MAX_ID_BYTES) return "";
+  let bytes = 0;
+  for (let i = 0; i < id.length; i++) {
+    const c = stringCharCodeAt(id, i);
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const next = stringCharCodeAt(id, i + 1);
+      if (!(next >= 0xdc00 && next <= 0xdfff)) return "";
+      bytes += 4;
+      i++;
+    } else if (c >= 0xdc00 && c <= 0xdfff) {
+      return "";
+    } else {
+      bytes += c < 0x80 ? 1 : c < 0x800 ? 2 : 3;
+    }
+  }
+  if (bytes > MAX_ID_BYTES) return "";
+  try {
+    const keys = objectKeys(request);
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i];
+      if (k !== "id" && k.length === 2 && (k[0] === "i" || k[0] === "I") && (k[1] === "d" || k[1] === "D")) return "";
+    }
+  } catch {
+    return "";
+  }
+  return id;
 }
 
 function isPlainObject(v) {

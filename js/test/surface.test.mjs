@@ -303,6 +303,37 @@ test("an oversize request is refused before the kernel", async ({ api, runtime, 
   surface.close();
 });
 
+test("a refusal before the kernel echoes only an id that passes the id rules", async ({ runtime, mod }) => {
+  const { spy, log } = spyRuntime(runtime);
+  const { surface } = page(mod.fromRuntime(spy));
+  const big = { q: "x".repeat(70 * 1024) }; // refused here, never sent to Go
+  const cases = [
+    ["an 8 MiB id", "i".repeat(8 << 20), ""],
+    ["an id of 256 bytes", "i".repeat(256), "i".repeat(256)],
+    ["an id of 257 bytes", "i".repeat(257), ""],
+    ["an id of 128 two-byte runes", "é".repeat(128), "é".repeat(128)],
+    ["an id of 129 two-byte runes", "é".repeat(129), ""],
+    ["an id of 86 three-byte runes", "周".repeat(86), ""],
+    ["an id of 64 astral runes", "😀".repeat(64), "😀".repeat(64)],
+    ["an id with a lone high surrogate", "a\ud800", ""],
+    ["an id with a lone low surrogate", "\udc00a", ""],
+    ["an empty id", "", ""],
+  ];
+  for (const [name, id, want] of cases) {
+    const res = await surface.handle(invokeReq(id, "orders.search", big));
+    eq([res.ok, res.error.code, res.id === want], [false, "INVALID_REQUEST", true], name);
+    assert(JSON.stringify(res).length < 1024, `${name}: reply of ${JSON.stringify(res).length} chars`);
+  }
+  const variant = invokeReq("a", "orders.search", big);
+  variant.ID = "b";
+  eq((await surface.handle(variant)).id, "", "case variant of id");
+  const other = invokeReq("a", "orders.search", big);
+  other.Method = "x";
+  eq((await surface.handle(other)).id, "a", "case variant of another key");
+  eq(log.handle.length, 0, "calls into Go");
+  surface.close();
+});
+
 test("handle answers malformed requests with the kernel's codes", async ({ api }) => {
   const { surface } = page(api);
   const cases = [
