@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -412,6 +413,9 @@ func listTools(t *testing.T, d *tsDriver) map[string]mcpTool {
 	return m
 }
 
+// modelToolName is the function-name pattern every major model API accepts.
+var modelToolName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$`)
+
 func toolNames(m map[string]mcpTool) []string {
 	var out []string
 	for n := range m {
@@ -458,17 +462,24 @@ func TestMCPFacadeWithTypeScriptClient(t *testing.T) {
 		_ = json.Indent(&pretty, raw.Result, "", "  ")
 		t.Logf("tools/list as the TypeScript client sees it:\n%s", pretty.String())
 		tools := listTools(t, d)
-		want := []string{"approve_order", "orders.go_to_page", "orders.search", "orders.set_filter", mcpfacade.ContextToolName, "update_note_order"}
+		want := []string{"approve--order", "orders-go_to_page", "orders-search", "orders-set_filter", mcpfacade.ContextToolName, "update_note--order"}
 		if got := toolNames(tools); !slices.Equal(got, want) {
 			t.Fatalf("tools %v, want %v", got, want)
 		}
-		if a := tools["orders.search"].Annotations; !a.ReadOnlyHint {
+		// Several model APIs refuse a whole tool list over one name
+		// outside this pattern.
+		for name := range tools {
+			if !modelToolName.MatchString(name) {
+				t.Errorf("tool name %q fails %s", name, modelToolName)
+			}
+		}
+		if a := tools["orders-search"].Annotations; !a.ReadOnlyHint {
 			t.Errorf("orders.search is not read-only: %+v", a)
 		}
-		note := tools["update_note_order"]
+		note := tools["update_note--order"]
 		if note.Meta[mcpfacade.MetaCapability] != "update_note@order" || note.Annotations.ReadOnlyHint ||
 			note.Annotations.DestructiveHint == nil || *note.Annotations.DestructiveHint {
-			t.Errorf("update_note_order: %+v", note)
+			t.Errorf("update_note--order: %+v", note)
 		}
 		var schema struct {
 			Required   []string                  `json:"required"`
@@ -483,17 +494,17 @@ func TestMCPFacadeWithTypeScriptClient(t *testing.T) {
 			!strings.Contains(desc, "48 can be named") || !strings.Contains(desc, mcpfacade.ContextToolName) {
 			t.Errorf("record parameter of 48 orders: required %v, %v", schema.Required, rec)
 		}
-		if a := tools["approve_order"]; !strings.Contains(a.Description, "approval in the page every time") {
-			t.Errorf("approve_order does not say it needs a person: %q", a.Description)
+		if a := tools["approve--order"]; !strings.Contains(a.Description, "approval in the page every time") {
+			t.Errorf("approve--order does not say it needs a person: %q", a.Description)
 		}
 	})
 
 	t.Run("call", func(t *testing.T) {
 		calls := executorCalls(t, p)
 		const note = "Call Friday, from an MCP client"
-		r := callTool(t, d, "update_note_order", map[string]any{"record": "SO-1002", "note": note})
+		r := callTool(t, d, "update_note--order", map[string]any{"record": "SO-1002", "note": note})
 		if r.IsError {
-			t.Fatalf("update_note_order: %s", r.text())
+			t.Fatalf("update_note--order: %s", r.text())
 		}
 		s := r.structured(t)
 		after, _ := s["after"].(map[string]any)
@@ -524,7 +535,7 @@ func TestMCPFacadeWithTypeScriptClient(t *testing.T) {
 
 	t.Run("business error", func(t *testing.T) {
 		before := noteShown(t, p, "SO-1003")
-		r := callTool(t, d, "update_note_order", map[string]any{"record": "SO-1003", "note": "locked?"})
+		r := callTool(t, d, "update_note--order", map[string]any{"record": "SO-1003", "note": "locked?"})
 		s := r.structured(t)
 		if !r.IsError || s["code"] != "ORDER_LOCKED" || s["message"] == "" {
 			t.Errorf("isError %v structured %v", r.IsError, s)
@@ -535,7 +546,7 @@ func TestMCPFacadeWithTypeScriptClient(t *testing.T) {
 	})
 
 	t.Run("approval pending", func(t *testing.T) {
-		r := callTool(t, d, "approve_order", map[string]any{"record": "SO-1005"})
+		r := callTool(t, d, "approve--order", map[string]any{"record": "SO-1005"})
 		s := r.structured(t)
 		if r.IsError || s["approval"] != "pending" || !strings.Contains(r.text(), "Not done yet") {
 			t.Errorf("isError %v structured %v text %q", r.IsError, s, r.text())
@@ -560,17 +571,17 @@ func TestMCPFacadeWithTypeScriptClient(t *testing.T) {
 		d.drainListChanged()
 		grant(t, "update_note@order")
 		// The next call is followed by a sync, which sees the new scope.
-		r := callTool(t, d, "orders.search", map[string]any{"query": ""})
+		r := callTool(t, d, "orders-search", map[string]any{"query": ""})
 		if r.IsError {
 			t.Fatalf("orders.search: %s", r.text())
 		}
 		d.waitListChanged(t)
 		tools := listTools(t, d)
-		if _, has := tools["update_note_order"]; has {
-			t.Errorf("update_note_order is still listed after the person took it out of scope: %v", toolNames(tools))
+		if _, has := tools["update_note--order"]; has {
+			t.Errorf("update_note--order is still listed after the person took it out of scope: %v", toolNames(tools))
 		}
-		if _, has := tools["approve_order"]; !has {
-			t.Errorf("approve_order went too: %v", toolNames(tools))
+		if _, has := tools["approve--order"]; !has {
+			t.Errorf("approve--order went too: %v", toolNames(tools))
 		}
 	})
 
@@ -579,7 +590,7 @@ func TestMCPFacadeWithTypeScriptClient(t *testing.T) {
 		clickTestID(t, p, "delegation-revoke")
 		waitPage(t, p, `window.__demo.sessionState() === "revoked"`)
 		calls := executorCalls(t, p)
-		a := d.do(t, "call", map[string]any{"name": "orders.search", "arguments": map[string]any{"query": "acme"}})
+		a := d.do(t, "call", map[string]any{"name": "orders-search", "arguments": map[string]any{"query": "acme"}})
 		if a.OK || a.Error == nil {
 			t.Fatalf("a call after revocation answered %s", a.Result)
 		}
@@ -609,10 +620,10 @@ func TestMCPFacadeWithTypeScriptClient(t *testing.T) {
 		waitDemoReady(t, p)
 		d.waitListChanged(t)
 		tools := listTools(t, d)
-		if _, has := tools["update_note_order"]; !has {
+		if _, has := tools["update_note--order"]; !has {
 			t.Fatalf("tools after the reload %v", toolNames(tools))
 		}
-		r := callTool(t, d, "update_note_order", map[string]any{"record": "SO-1001", "note": "after the reload"})
+		r := callTool(t, d, "update_note--order", map[string]any{"record": "SO-1001", "note": "after the reload"})
 		if r.IsError {
 			t.Fatalf("call after the reload: %s", r.text())
 		}
@@ -831,10 +842,10 @@ func TestMCPFacadeOverHTTP(t *testing.T) {
 	for _, tl := range res.Tools {
 		names = append(names, tl.Name)
 	}
-	if !slices.Contains(names, "update_note_order") || !slices.Contains(names, mcpfacade.ContextToolName) {
+	if !slices.Contains(names, "update_note--order") || !slices.Contains(names, mcpfacade.ContextToolName) {
 		t.Fatalf("tools over HTTP: %v", names)
 	}
-	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "update_note_order", Arguments: map[string]any{"record": "SO-1004", "note": "over HTTP"}})
+	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "update_note--order", Arguments: map[string]any{"record": "SO-1004", "note": "over HTTP"}})
 	if err != nil || r.IsError {
 		t.Fatalf("call over HTTP: %v %+v", err, r)
 	}

@@ -52,16 +52,16 @@ func Example() {
 		fmt.Println(t.Name)
 	}
 	for _, id := range []string{"SO-1002", "SO-1003"} {
-		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "update_note_order", Arguments: map[string]any{"record": id, "note": "Call Friday"}})
+		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "update_note--order", Arguments: map[string]any{"record": id, "note": "Call Friday"}})
 		if err != nil {
 			panic(err)
 		}
 		fmt.Println(id, "isError:", r.IsError)
 	}
 	// Output:
-	// approve_order
+	// approve--order
 	// page_context
-	// update_note_order
+	// update_note--order
 	// SO-1002 isError: false
 	// SO-1003 isError: true
 }

@@ -209,7 +209,7 @@ func TestListTools(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
 	tools := f.tools(t)
 	// The session's scope, as describe reports it, and the context tool.
-	want := []string{"approve_order", "orders.fail", "orders.search", mcpfacade.ContextToolName, "update_note_order"}
+	want := []string{"approve--order", "orders-fail", "orders-search", mcpfacade.ContextToolName, "update_note--order"}
 	if got := names(tools); !slices.Equal(got, want) {
 		t.Fatalf("tools %v, want %v", got, want)
 	}
@@ -230,14 +230,14 @@ func TestListTools(t *testing.T) {
 		inDesc     []string
 		check      func(t *testing.T, s map[string]any)
 	}{
-		{tool: "orders.search", capability: "orders.search", readOnly: true, inDesc: []string{"Search orders", "Changes no data"},
+		{tool: "orders-search", capability: "orders.search", readOnly: true, inDesc: []string{`In the page's own words: "Search orders"`, "changes no data; that is the page's claim"},
 			check: func(t *testing.T, s map[string]any) {
 				if _, has := s["required"]; has {
 					t.Errorf("a capability without a record gained required members: %v", s)
 				}
 			}},
-		{tool: "update_note_order", capability: "update_note@order", destroy: false,
-			inDesc: []string{"Change an order's note", `named by "record"`, "may ask a person to approve"},
+		{tool: "update_note--order", capability: "update_note@order", destroy: false,
+			inDesc: []string{"Change an order's note", `named by the argument "record"`, "may ask a person to approve"},
 			check: func(t *testing.T, s map[string]any) {
 				if got := fmt.Sprint(s["required"]); got != "[record note]" {
 					t.Errorf("required %s, want [record note]", got)
@@ -250,8 +250,8 @@ func TestListTools(t *testing.T) {
 					t.Errorf("the page's additionalProperties: false was lost: %v", s)
 				}
 			}},
-		{tool: "approve_order", capability: "approve@order", destroy: false, inDesc: []string{"Approve an order", "approval in the page every time"}},
-		{tool: "orders.fail", capability: "orders.fail", destroy: false},
+		{tool: "approve--order", capability: "approve@order", destroy: false, inDesc: []string{"Approve an order", "approval in the page every time"}},
+		{tool: "orders-fail", capability: "orders.fail", destroy: false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.tool, func(t *testing.T) {
@@ -259,7 +259,7 @@ func TestListTools(t *testing.T) {
 			if tl == nil {
 				t.Fatal("missing")
 			}
-			if tl.Meta[mcpfacade.MetaCapability] != tt.capability || tl.Title != tt.capability {
+			if tl.Meta[mcpfacade.MetaCapability] != tt.capability || tl.Title != tt.capability+" (page action)" {
 				t.Errorf("meta %v title %q, want capability %q", tl.Meta, tl.Title, tt.capability)
 			}
 			a := tl.Annotations
@@ -294,7 +294,7 @@ func TestListTools(t *testing.T) {
 // Past the enum limit the record parameter says where ids are, instead.
 func TestRecordParameterWithoutEnum(t *testing.T) {
 	f := newFixture(t, fixtureOptions{records: 30})
-	tl := f.tools(t)["update_note_order"]
+	tl := f.tools(t)["update_note--order"]
 	b, _ := json.Marshal(tl.InputSchema)
 	var s struct {
 		Properties map[string]map[string]any `json:"properties"`
@@ -323,7 +323,7 @@ func TestCall(t *testing.T) {
 		isError bool
 		check   func(t *testing.T, s map[string]any, text string)
 	}{
-		{name: "success with after", tool: "update_note_order", args: map[string]any{"record": "SO-1002", "note": "Call Friday"},
+		{name: "success with after", tool: "update_note--order", args: map[string]any{"record": "SO-1002", "note": "Call Friday"},
 			check: func(t *testing.T, s map[string]any, text string) {
 				if got := fmt.Sprint(s["result"]); got != "map[title:Note updated]" {
 					t.Errorf("result %s", got)
@@ -340,7 +340,7 @@ func TestCall(t *testing.T) {
 					t.Errorf("the page's note is %q", got)
 				}
 			}},
-		{name: "business failure", tool: "update_note_order", args: map[string]any{"record": "SO-1003", "note": "x"}, isError: true,
+		{name: "business failure", tool: "update_note--order", args: map[string]any{"record": "SO-1003", "note": "x"}, isError: true,
 			check: func(t *testing.T, s map[string]any, text string) {
 				if s["code"] != "ACTION_UNAVAILABLE" || s["message"] != "order is locked" {
 					t.Errorf("structured %v, want the page's code and message", s)
@@ -349,7 +349,7 @@ func TestCall(t *testing.T) {
 					t.Errorf("text %q", text)
 				}
 			}},
-		{name: "approval pending", tool: "approve_order", args: map[string]any{"record": "SO-1001"},
+		{name: "approval pending", tool: "approve--order", args: map[string]any{"record": "SO-1001"},
 			check: func(t *testing.T, s map[string]any, text string) {
 				if s["approval"] != "pending" {
 					t.Errorf("structured %v, want approval pending", s)
@@ -358,7 +358,7 @@ func TestCall(t *testing.T) {
 					t.Errorf("text %q does not say plainly that it waits for a person", text)
 				}
 			}},
-		{name: "read", tool: "orders.search", args: map[string]any{"query": "acme"},
+		{name: "read", tool: "orders-search", args: map[string]any{"query": "acme"},
 			check: func(t *testing.T, s map[string]any, text string) {
 				if fmt.Sprint(s["result"]) != "map[title:Search applied]" {
 					t.Errorf("structured %v", s)
@@ -391,16 +391,16 @@ func TestProtocolErrors(t *testing.T) {
 		check   func(t *testing.T, data map[string]any)
 	}{
 		{name: "revoked session", prepare: func(t *testing.T, f *fixture) { f.revoke() },
-			tool: "update_note_order", args: map[string]any{"record": "SO-1002", "note": "x"},
+			tool: "update_note--order", args: map[string]any{"record": "SO-1002", "note": "x"},
 			rpcCode: mcpfacade.CodeSurfaceRefused, code: surface.CodeSessionRevoked},
 		{name: "expired session", prepare: func(t *testing.T, f *fixture) { f.clock.Advance(2 * time.Hour) },
-			tool: "orders.search", args: map[string]any{"query": "x"},
+			tool: "orders-search", args: map[string]any{"query": "x"},
 			rpcCode: mcpfacade.CodeSurfaceRefused, code: surface.CodeSessionExpired},
 		{name: "scope narrowed after the list was read", prepare: func(t *testing.T, f *fixture) { f.grant(t, "orders.search") },
-			tool: "update_note_order", args: map[string]any{"record": "SO-1002", "note": "x"},
+			tool: "update_note--order", args: map[string]any{"record": "SO-1002", "note": "x"},
 			rpcCode: mcpfacade.CodeSurfaceRefused, code: surface.CodeCapabilityNotExposed},
 		{name: "input fails the schema",
-			tool: "update_note_order", args: map[string]any{"record": "SO-1002", "note": 7},
+			tool: "update_note--order", args: map[string]any{"record": "SO-1002", "note": 7},
 			rpcCode: jsonrpc.CodeInvalidParams, code: surface.CodeInvalidRequest,
 			check: func(t *testing.T, data map[string]any) {
 				if v, _ := data["violations"].([]any); len(v) == 0 {
@@ -410,11 +410,11 @@ func TestProtocolErrors(t *testing.T) {
 		{name: "rate limited", opts: fixtureOptions{rateLimit: &surface.RateLimitOptions{MaxRequests: 2, Window: time.Minute}},
 			prepare: func(t *testing.T, f *fixture) {
 				// The first sync was one request; this is the second.
-				if _, err := f.call(t, "orders.search", map[string]any{"query": "a"}); err != nil {
+				if _, err := f.call(t, "orders-search", map[string]any{"query": "a"}); err != nil {
 					t.Fatal(err)
 				}
 			},
-			tool: "orders.search", args: map[string]any{"query": "b"},
+			tool: "orders-search", args: map[string]any{"query": "b"},
 			rpcCode: mcpfacade.CodeSurfaceRefused, code: surface.CodeRateLimited,
 			check: func(t *testing.T, data map[string]any) {
 				if ms, _ := data["retryAfterMs"].(float64); ms <= 0 {
@@ -470,7 +470,7 @@ func TestRevocationRemovesTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.waitListChanged(t)
-	if got := names(f.tools(t)); !slices.Equal(got, []string{"orders.search", mcpfacade.ContextToolName}) {
+	if got := names(f.tools(t)); !slices.Equal(got, []string{"orders-search", mcpfacade.ContextToolName}) {
 		t.Errorf("tools after a new grant %v", got)
 	}
 }
@@ -491,7 +491,7 @@ func TestListChangedAfterScopeChange(t *testing.T) {
 	if n := f.notifications(); n != 1 {
 		t.Errorf("%d list_changed notifications, want 1 (a sync without a change announced one)", n)
 	}
-	want := []string{"orders.search", mcpfacade.ContextToolName, "update_note_order"}
+	want := []string{"orders-search", mcpfacade.ContextToolName, "update_note--order"}
 	if got := names(f.tools(t)); !slices.Equal(got, want) {
 		t.Errorf("tools %v, want %v", got, want)
 	}
@@ -501,7 +501,7 @@ func TestListChangedAfterScopeChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.waitListChanged(t)
-	b, _ := json.Marshal(f.tools(t)["update_note_order"].InputSchema)
+	b, _ := json.Marshal(f.tools(t)["update_note--order"].InputSchema)
 	if !strings.Contains(string(b), `"enum":["SO-1001","SO-1002"]`) {
 		t.Errorf("the record enum did not follow the page: %s", b)
 	}
@@ -525,7 +525,7 @@ func TestListChangedSeenDespiteAnotherCaller(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.waitListChanged(t)
-	if got := names(f.tools(t)); !slices.Equal(got, []string{"orders.search", mcpfacade.ContextToolName}) {
+	if got := names(f.tools(t)); !slices.Equal(got, []string{"orders-search", mcpfacade.ContextToolName}) {
 		t.Errorf("tools %v", got)
 	}
 }
@@ -547,12 +547,12 @@ func TestCallIsFollowedBySync(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.waitListChanged(t)
-	tl := f.tools(t)["orders.archive"]
+	tl := f.tools(t)["orders-archive"]
 	if tl == nil || tl.Annotations.DestructiveHint == nil || !*tl.Annotations.DestructiveHint {
 		t.Fatalf("orders.archive: %+v", tl)
 	}
 	before := f.notifications()
-	r, err := f.call(t, "orders.archive", map[string]any{})
+	r, err := f.call(t, "orders-archive", map[string]any{})
 	if err != nil || r.IsError {
 		t.Fatalf("archive: %v %v", err, r)
 	}
@@ -560,7 +560,7 @@ func TestCallIsFollowedBySync(t *testing.T) {
 	if f.notifications() <= before {
 		t.Fatal("no list_changed after the call")
 	}
-	b, _ := json.Marshal(f.tools(t)["update_note_order"].InputSchema)
+	b, _ := json.Marshal(f.tools(t)["update_note--order"].InputSchema)
 	if strings.Contains(string(b), "SO-1001") {
 		t.Errorf("the archived order is still offered: %s", b)
 	}
@@ -677,7 +677,7 @@ func TestNoAnswer(t *testing.T) {
 		})
 	}})
 	lose.Store(true)
-	r, err := f.call(t, "update_note_order", map[string]any{"record": "SO-1002", "note": "x"})
+	r, err := f.call(t, "update_note--order", map[string]any{"record": "SO-1002", "note": "x"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -741,9 +741,9 @@ func TestPolling(t *testing.T) {
 			}
 		}
 	}
-	waitFor([]string{"approve_order", "orders.fail", "orders.search", mcpfacade.ContextToolName, "update_note_order"})
+	waitFor([]string{"approve--order", "orders-fail", "orders-search", mcpfacade.ContextToolName, "update_note--order"})
 	f.grant(t, "orders.search")
-	waitFor([]string{"orders.search", mcpfacade.ContextToolName})
+	waitFor([]string{"orders-search", mcpfacade.ContextToolName})
 	f.revoke()
 	waitFor([]string{mcpfacade.ContextToolName})
 }

@@ -62,10 +62,10 @@ func TestHTTP(t *testing.T) {
 		for _, tl := range res.Tools {
 			got = append(got, tl.Name)
 		}
-		if !strings.Contains(strings.Join(got, " "), "update_note_order") {
+		if !strings.Contains(strings.Join(got, " "), "update_note--order") {
 			t.Fatalf("tools over HTTP: %v", got)
 		}
-		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "update_note_order", Arguments: map[string]any{"record": "SO-1001", "note": "over http"}})
+		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "update_note--order", Arguments: map[string]any{"record": "SO-1001", "note": "over http"}})
 		if err != nil || r.IsError {
 			t.Fatalf("call over HTTP: %v %v", err, r)
 		}

@@ -2,10 +2,14 @@ package mcpfacade
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/base32"
 	"encoding/json"
 	"fmt"
-	"strconv"
+	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -32,9 +36,6 @@ const DefaultRecordEnumLimit = 20
 // from one window.
 const maxRecordWindow = surface.MaxRecordLimit
 
-// maxToolName is the longest tool name MCP clients accept.
-const maxToolName = 128
-
 // toolDef is one tool derived from one capability.
 type toolDef struct {
 	tool       *mcp.Tool
@@ -44,48 +45,106 @@ type toolDef struct {
 	key string
 }
 
-// toolName turns a capability id into a name MCP accepts (1 to 128 of
-// A-Z a-z 0-9 _ - .): "@", the template separator, becomes "_" and any
-// other character "-" and its code point in hex. The page bridge for WebMCP
-// names tools the same way, so an agent sees one name in both places.
+// maxToolName is the longest tool name every major model API accepts in a
+// function name (MCP itself allows 128).
+const maxToolName = 64
+
+// hashSep separates a hashed name's readable prefix from its hash. A plain
+// name never holds a run of three "-", and a prefix holds no "-" at all.
+const hashSep = "---"
+
+// hashLen is how many base32 characters of the id's SHA-256 a hashed name
+// keeps: 80 bits, so that no page can find a second id for a name it does
+// not own.
+const hashLen = 16
+
+// reservedNames are the facade's own tools: no capability is ever named so.
+var reservedNames = map[string]bool{ContextToolName: true}
+
+var nameHash = base32.StdEncoding.WithPadding(base32.NoPadding)
+
+// toolName names a capability from its id alone, so that a name keeps its
+// meaning whatever else the page lists and in whatever order. Every name
+// matches ^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$, the function-name pattern of the
+// major model APIs, and no two ids get the same name:
+//
+//   - A plain id (letters, digits and "_", in parts joined by single "." or
+//     "@") is written with "." as "-" and "@" as "--": orders.search is
+//     orders-search, update_note@order is update_note--order. Reading the
+//     runs of "-" back gives the id.
+//   - Any other id, a plain one that would be too long or start with a
+//     digit, and one that would take a facade tool's name, is its letters,
+//     digits and "_" (others as "_"), cut, then "---" and 80 bits of the
+//     SHA-256 of the exact id.
+//
+// Two hashed names are equal only if the hashes are: toolDefs withholds
+// both ids rather than let one name mean two things.
 func toolName(id string) string {
-	var b strings.Builder
-	for _, r := range id {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-', r == '.':
-			b.WriteRune(r)
-		case r == '@':
-			b.WriteByte('_')
+	if n, ok := plainName(id); ok && !reservedNames[n] {
+		return n
+	}
+	return hashedName(id)
+}
+
+func plainName(id string) (string, bool) {
+	if id == "" || len(id) > maxToolName || !startsName(id[0]) {
+		return "", false
+	}
+	b := make([]byte, 0, len(id)+8)
+	sep := true // no separator first, none twice in a row
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case nameByte(c):
+			b = append(b, c)
+			sep = false
+		case (c == '.' || c == '@') && !sep:
+			b = append(b, '-')
+			if c == '@' {
+				b = append(b, '-')
+			}
+			sep = true
 		default:
-			b.WriteString("-" + strconv.FormatInt(int64(r), 16))
+			return "", false
 		}
 	}
-	s := b.String()
-	if s == "" {
-		s = "tool"
+	if sep || len(b) > maxToolName {
+		return "", false
 	}
-	return cut(s, maxToolName)
+	return string(b), true
 }
 
-// cut shortens an ASCII name to n bytes.
-func cut(s string, n int) string {
-	if len(s) > n {
-		return s[:n]
-	}
-	return s
-}
-
-// uniqueName returns base, or base with the first free "-N" suffix.
-func uniqueName(base string, taken map[string]bool) string {
-	if !taken[base] {
-		return base
-	}
-	for n := 2; ; n++ {
-		suffix := "-" + strconv.Itoa(n)
-		if name := cut(base, maxToolName-len(suffix)) + suffix; !taken[name] {
-			return name
+func hashedName(id string) string {
+	sum := sha256.Sum256([]byte(id))
+	h := strings.ToLower(nameHash.EncodeToString(sum[:]))[:hashLen]
+	most := maxToolName - len(hashSep) - hashLen
+	b := make([]byte, 0, maxToolName)
+	for _, r := range id {
+		if len(b) == most {
+			break
+		}
+		if r < utf8.RuneSelf && nameByte(byte(r)) {
+			b = append(b, byte(r))
+		} else {
+			b = append(b, '_')
 		}
 	}
+	if len(b) == 0 || !startsName(b[0]) {
+		if len(b) == most {
+			b = b[:most-1]
+		}
+		b = append([]byte{'_'}, b...)
+	}
+	return string(b) + hashSep + h
+}
+
+// nameByte: a byte a plain name keeps as it is.
+func nameByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
+}
+
+// startsName: a byte the strictest model API accepts first.
+func startsName(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_'
 }
 
 // templateKind is the record kind of a template id name@kind, or "".
@@ -110,6 +169,9 @@ func recordEnum(c surface.Capability, ctx surface.Context, limit int) []string {
 		if r.ID == "" || seen[r.ID] || (kind != "" && r.Kind != kind) {
 			continue
 		}
+		if strings.ContainsFunc(r.ID, hidden) {
+			return nil // an enum would withhold the tool; the ids are in the context
+		}
 		seen[r.ID] = true
 		ids = append(ids, r.ID)
 	}
@@ -120,21 +182,33 @@ func recordEnum(c surface.Capability, ctx surface.Context, limit int) []string {
 }
 
 // toolDefs maps a description to tools: one per capability, in the
-// description's order. Names are made unique against the context tool
-// first, so that tool keeps its name whatever the page calls its actions.
+// description's order, each named from its id alone (toolName). Ids whose
+// names collide are all withheld: a name never means two capabilities.
 func toolDefs(d *surface.Description, enumLimit int) []toolDef {
-	taken := map[string]bool{ContextToolName: true}
+	names := make([]string, len(d.Capabilities))
+	count := make(map[string]int, len(d.Capabilities))
+	for i, c := range d.Capabilities {
+		names[i] = toolName(c.ID)
+		count[names[i]]++
+	}
 	defs := make([]toolDef, 0, len(d.Capabilities))
-	for _, c := range d.Capabilities {
-		name := uniqueName(toolName(c.ID), taken)
-		taken[name] = true
+	for i, c := range d.Capabilities {
+		if count[names[i]] > 1 {
+			continue
+		}
+		schema := inputSchema(c, recordEnum(c, d.Context, enumLimit))
+		if hidesText(schema) {
+			// A parameter name or a value the model must send back as it
+			// is cannot be shown otherwise: the page gets no tool for it.
+			continue
+		}
 		t := &mcp.Tool{
-			Name:        name,
-			Title:       c.ID,
+			Name:        names[i],
+			Title:       pageTitle(c.ID),
 			Description: toolDescription(c),
-			InputSchema: inputSchema(c, recordEnum(c, d.Context, enumLimit)),
+			InputSchema: schema,
 			Annotations: annotations(c),
-			Meta:        mcp.Meta{MetaCapability: c.ID},
+			Meta:        mcp.Meta{MetaCapability: pageText(c.ID, maxIDShown, false)},
 		}
 		key, err := json.Marshal(t)
 		if err != nil {
@@ -149,7 +223,7 @@ func toolDefs(d *surface.Description, enumLimit int) []toolDef {
 // Anything that is not exactly a read or a write is left to MCP's default
 // (may be destructive), so a missing or new effect never looks harmless.
 func annotations(c surface.Capability) *mcp.ToolAnnotations {
-	a := &mcp.ToolAnnotations{Title: c.ID}
+	a := &mcp.ToolAnnotations{Title: pageTitle(c.ID)}
 	switch c.Effect {
 	case "read":
 		a.ReadOnlyHint = true
@@ -161,23 +235,25 @@ func annotations(c surface.Capability) *mcp.ToolAnnotations {
 	return a
 }
 
-// toolDescription is the capability's description with what an agent must
-// know before calling: the record it acts on, and whether a person has to
-// approve. Approval stays the page's: the facade only says so.
+// toolDescription frames the page's words as the page's: a fixed lead in
+// the facade's voice, the page's description as one quoted string (a quote
+// in it is escaped, so it cannot end early), then what an agent must know
+// before calling, in the facade's voice again. Approval stays the page's:
+// the facade only says so.
 func toolDescription(c surface.Capability) string {
-	parts := []string{sentence(c.Description, c.ID)}
+	words := "The page gives no description."
+	if strings.TrimSpace(c.Description) != "" {
+		words = "In the page's own words: " + pageQuote(c.Description, maxDescriptionShown) + "."
+	}
+	parts := []string{pageToolLead + " (capability " + pageQuote(c.ID, maxIDShown) + "), not by pling-mcp. " + words}
 	if c.Record != nil {
-		kind := templateKind(c.ID)
-		if kind == "" {
-			kind = "record"
-		}
-		parts = append(parts, fmt.Sprintf("Acts on one %s, named by %q.", kind, c.Record.Param))
+		parts = append(parts, "Acts on one "+pageQuote(recordKind(c), maxIDShown)+" record, named by the argument "+pageQuote(c.Record.Param, maxIDShown)+".")
 	}
 	switch c.Effect {
 	case "read":
-		parts = append(parts, "Changes no data (it may change what the page shows).")
+		parts = append(parts, "The page declares that it changes no data; that is the page's claim, which pling-mcp cannot check (it may change what the page shows).")
 	case "destructive":
-		parts = append(parts, "Destructive: what it changes may not be recoverable.")
+		parts = append(parts, "The page declares it destructive: what it changes may not be recoverable.")
 	}
 	switch c.Approval {
 	case "", "none":
@@ -186,23 +262,113 @@ func toolDescription(c surface.Capability) string {
 	case "ask":
 		parts = append(parts, "The page may ask a person to approve it: the result then says the approval is pending, and nothing changes unless the person approves.")
 	default:
-		parts = append(parts, fmt.Sprintf("Approval %q: the page may need a person to approve it; the result says when it does.", c.Approval))
+		parts = append(parts, "Approval "+pageQuote(c.Approval, maxIDShown)+": the page may need a person to approve it; the result says when it does.")
 	}
 	if c.Handoff != "" {
-		parts = append(parts, "Hands over to a person: "+sentence(c.Handoff, ""))
+		parts = append(parts, "Hands over to a person; the page says: "+pageQuote(c.Handoff, maxIDShown)+".")
 	}
 	return strings.Join(parts, " ")
 }
 
-func sentence(s, fallback string) string {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		s = fallback
+// Leads that tell the facade's own tools from the page's. Page text only
+// ever appears after pageToolLead, quoted.
+const (
+	ownToolLead  = "pling-mcp's own tool (not the page's):"
+	pageToolLead = "An action offered by the page"
+)
+
+// Bounds on page text in tools/list, in characters.
+const (
+	maxIDShown          = 200
+	maxTitleShown       = 100
+	maxDescriptionShown = 1000
+	maxSchemaTextShown  = 500
+)
+
+// pageTitle is a page tool's title: the capability id as the page's, so
+// that it never reads like a title of the facade's.
+func pageTitle(id string) string {
+	return pageText(id, maxTitleShown, false) + " (page action)"
+}
+
+// pageQuote is s as one quoted string of the page's words (pageText, with
+// `"` and `\` escaped).
+func pageQuote(s string, n int) string {
+	return `"` + pageText(s, n, true) + `"`
+}
+
+// pageText makes text from the page safe to show a person or a model: tabs,
+// line breaks and other spaces become " "; every other character that does
+// not show as itself (controls such as BEL and ESC, bidi overrides and
+// isolates, zero-width and other format characters, invisible letters,
+// variation selectors, private use, unassigned code points) is written as
+// \u{XXXX}, visible. At most n characters of s are kept; a cut says how many
+// went. With quote, `"` and `\` are escaped too.
+func pageText(s string, n int, quote bool) string {
+	var b strings.Builder
+	kept := 0
+	for i, r := range s {
+		if kept == n {
+			fmt.Fprintf(&b, "… (%d more characters)", utf8.RuneCountInString(s[i:]))
+			break
+		}
+		kept++
+		switch {
+		case quote && (r == '"' || r == '\\'):
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\t' || r == '\n' || r == '\r' || unicode.Is(unicode.Zs, r):
+			b.WriteByte(' ')
+		case !unicode.IsPrint(r) || invisible(r):
+			fmt.Fprintf(&b, "\\u{%04X}", r)
+		default:
+			b.WriteRune(r)
+		}
 	}
-	if s == "" || strings.HasSuffix(s, ".") || strings.HasSuffix(s, "!") || strings.HasSuffix(s, "?") {
-		return s
+	return b.String()
+}
+
+// hidden reports a character that pageText would not show as itself.
+func hidden(r rune) bool {
+	return r == '\t' || r == '\n' || r == '\r' || unicode.Is(unicode.Zs, r) && r != ' ' || !unicode.IsPrint(r) && r != ' ' || invisible(r)
+}
+
+// hidesText reports a key or a string in a schema (titles and descriptions
+// aside, which cleanSchemaText rewrote) that holds a hidden character.
+func hidesText(v any) bool {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			if strings.ContainsFunc(k, hidden) {
+				return true
+			}
+			if _, isText := e.(string); isText && (k == "title" || k == "description") {
+				continue
+			}
+			if hidesText(e) {
+				return true
+			}
+		}
+	case []any:
+		return slices.ContainsFunc(v, hidesText)
+	case []string:
+		return slices.ContainsFunc(v, func(s string) bool { return strings.ContainsFunc(s, hidden) })
+	case string:
+		return strings.ContainsFunc(v, hidden)
 	}
-	return s + "."
+	return false
+}
+
+// invisible reports printable characters that show nothing: fillers,
+// joiners and selectors that unicode.IsPrint counts as marks or letters.
+func invisible(r rune) bool {
+	switch {
+	case r == 0x034F, r == 0x115F, r == 0x1160, r == 0x17B4, r == 0x17B5, r == 0x3164, r == 0xFFA0, r == 0x2800:
+		return true
+	case r >= 0x180B && r <= 0x180F, r >= 0xFE00 && r <= 0xFE0F, r >= 0xE0000 && r <= 0xE0FFF:
+		return true
+	}
+	return false
 }
 
 // inputSchema is the capability's schema with, for a template, its record
@@ -249,6 +415,7 @@ func objectSchema(raw json.RawMessage) map[string]any {
 		}
 	}
 	dropHeaderBindings(v)
+	cleanSchemaText(v)
 	m, isObj := v.(map[string]any)
 	switch {
 	case v == nil:
@@ -279,15 +446,40 @@ func dropHeaderBindings(v any) {
 	}
 }
 
+// cleanSchemaText makes the page's "title" and "description" strings in a
+// schema safe to show (pageText). Other strings (enum values, patterns,
+// defaults) keep their meaning and stay as they are.
+func cleanSchemaText(v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			if s, ok := e.(string); ok && (k == "title" || k == "description") {
+				v[k] = pageText(s, maxSchemaTextShown, false)
+				continue
+			}
+			cleanSchemaText(e)
+		}
+	case []any:
+		for _, e := range v {
+			cleanSchemaText(e)
+		}
+	}
+}
+
+// recordKind is the record kind a template's id names, or "record".
+func recordKind(c surface.Capability) string {
+	if k := templateKind(c.ID); k != "" {
+		return k
+	}
+	return "record"
+}
+
 func recordParamDescription(c surface.Capability, ids []string) string {
-	kind := templateKind(c.ID)
-	if kind == "" {
-		kind = "record"
-	}
+	kind := pageQuote(recordKind(c), maxIDShown)
 	if ids != nil {
-		return fmt.Sprintf("Id of the %s to act on.", kind)
+		return fmt.Sprintf("Id of the %s record to act on.", kind)
 	}
-	s := fmt.Sprintf("Id of the %s to act on; %d can be named now", kind, c.Record.Total)
+	s := fmt.Sprintf("Id of the %s record to act on; %d can be named now", kind, c.Record.Total)
 	if c.Record.Offscreen > 0 {
 		s += fmt.Sprintf(" (%d of them not in view)", c.Record.Offscreen)
 	}
@@ -299,8 +491,8 @@ func recordParamDescription(c surface.Capability, ids []string) string {
 func contextTool() *mcp.Tool {
 	return &mcp.Tool{
 		Name:  ContextToolName,
-		Title: "Page context",
-		Description: "Read what the page shows now: its route, the ids of the records that can be named, " +
+		Title: "Page context (pling-mcp)",
+		Description: ownToolLead + " read what the page shows now: its route, the ids of the records that can be named, " +
 			"a window of records with their fields (by offset and limit, or by id), its state, the notices it shows, " +
 			"and the actions that are unavailable and why. Changes nothing.",
 		InputSchema: map[string]any{
@@ -318,6 +510,6 @@ func contextTool() *mcp.Tool {
 			},
 			"additionalProperties": false,
 		},
-		Annotations: &mcp.ToolAnnotations{Title: "Page context", ReadOnlyHint: true},
+		Annotations: &mcp.ToolAnnotations{Title: "Page context (pling-mcp)", ReadOnlyHint: true},
 	}
 }
