@@ -7,10 +7,10 @@ BUILD     := build
 SITE      := $(BUILD)/site
 PORT      ?= 8080
 FUZZTIME  ?= 30s
-PKGS_NATIVE := ./surface/... ./cmd/... ./internal/... ./hostbridge/... ./client/... ./mcpfacade/... ./bench/...
+PKGS_NATIVE := ./surface/... ./cmd/... ./internal/... ./hostbridge/... ./client/... ./mcpfacade/... ./bench/... ./redisstate/...
 WASMFLAGS := -trimpath -ldflags="-s -w"
 
-.PHONY: all demo site test test-native test-js test-e2e chromium check fmt vet cross fuzz bench clean
+.PHONY: all demo site test test-native test-js test-e2e chromium redis check fmt vet cross fuzz bench clean
 
 all: check test
 
@@ -41,7 +41,7 @@ extension:
 ## GOOS=js under Node, and headless Chromium.
 test: test-native test-js test-client test-e2e
 
-test-native:
+test-native: redis
 	$(GO) test -race -count=1 $(PKGS_NATIVE)
 
 ## test-js: the GOOS=js packages under Node. The runner is Go's
@@ -58,7 +58,12 @@ test-client:
 chromium:
 	@command -v chromium >/dev/null 2>&1 || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
 
-test-e2e: site extension chromium
+## redis: install Debian's redis-server when it is missing. Tests start their
+## own instance on a free loopback port, without persistence, and stop it.
+redis:
+	@command -v redis-server >/dev/null 2>&1 || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server; }
+
+test-e2e: site extension chromium redis
 	$(GO) test -count=1 ./e2e/...
 
 ## check: formatting, vet and cross-builds for every target the project runs on.

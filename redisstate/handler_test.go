@@ -1,0 +1,155 @@
+package redisstate_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"pling.dev/agent/redisstate"
+	"pling.dev/agent/surface"
+)
+
+type brokenLimiter struct{ d surface.Decision }
+
+func (b brokenLimiter) Allow(context.Context, string, time.Time) (surface.Decision, error) {
+	if b.d.Verdict == 0 && b.d.RetryAfter == 0 {
+		return b.d, errors.New("down")
+	}
+	return b.d, nil
+}
+
+type brokenGuard struct{}
+
+func (brokenGuard) Claim(context.Context, surface.ReplayKey, time.Time, time.Duration) (surface.ReplayDecision, error) {
+	return 0, errors.New("down")
+}
+
+// bySession records which session each call was made for.
+type bySession struct {
+	surface.Limiter
+	keys []string
+}
+
+func (b *bySession) Allow(ctx context.Context, key string, now time.Time) (surface.Decision, error) {
+	b.keys = append(b.keys, key)
+	return b.Limiter.Allow(ctx, key, now)
+}
+
+func post(t *testing.T, h http.Handler, cookie, body string) (int, string) {
+	t.Helper()
+	r := httptest.NewRequest(http.MethodPost, "/pling/state", strings.NewReader(body))
+	if cookie != "" {
+		r.Header.Set("Cookie", "sid="+cookie)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	b, _ := io.ReadAll(w.Result().Body)
+	return w.Code, string(b)
+}
+
+func cookieSession(r *http.Request) (string, bool) {
+	c, err := r.Cookie("sid")
+	if err != nil || c.Value == "" {
+		return "", false
+	}
+	return "ses-" + c.Value, true
+}
+
+func TestHandler(t *testing.T) {
+	lim := &bySession{Limiter: surface.NewSlidingWindow(2, time.Minute)}
+	h, err := redisstate.Handler(redisstate.HandlerOptions{
+		Session: cookieSession, Limiter: lim, Guard: surface.NewMemoryGuard(100),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, cookie, body string
+		status             int
+		want               string
+	}{
+		{"allow", "a", `{"op":"allow"}`, 200, `{"allowed":true}`},
+		{"allow again", "a", `{"op":"allow"}`, 200, `{"allowed":true}`},
+		{"over the limit", "a", `{"op":"allow"}`, 200, `{"allowed":false,"retryAfterMs":6000?}`},
+		{"another session has its own budget", "b", `{"op":"allow"}`, 200, `{"allowed":true}`},
+		{"claim", "a", `{"op":"claim","requestId":"r-1"}`, 200, `{"claim":"claimed"}`},
+		{"claim again", "a", `{"op":"claim","requestId":"r-1"}`, 200, `{"claim":"replayed"}`},
+		{"same id, other session", "b", `{"op":"claim","requestId":"r-1"}`, 200, `{"claim":"claimed"}`},
+		{"no session", "", `{"op":"allow"}`, 401, `{"error":"session"}`},
+		// The page must not be able to spend another session's budget.
+		{"session in the body", "a", `{"op":"allow","sessionId":"ses-b"}`, 400, `{"error":"request"}`},
+		{"key in the body", "a", `{"op":"allow","key":"ses-b"}`, 400, `{"error":"request"}`},
+		{"unknown op", "a", `{"op":"reset"}`, 400, `{"error":"request"}`},
+		{"claim without id", "a", `{"op":"claim"}`, 400, `{"error":"request"}`},
+		{"allow with an id", "a", `{"op":"allow","requestId":"r"}`, 400, `{"error":"request"}`},
+		{"two values", "a", `{"op":"allow"}{"op":"allow"}`, 400, `{"error":"request"}`},
+		{"not json", "a", `op=allow`, 400, `{"error":"request"}`},
+		{"array", "a", `[]`, 400, `{"error":"request"}`},
+		{"too large", "a", `{"op":"claim","requestId":"` + strings.Repeat("x", 9000) + `"}`, 400, `{"error":"request"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			status, body := post(t, h, tc.cookie, tc.body)
+			want := regexp.QuoteMeta(tc.want)
+			if strings.Contains(tc.want, "6000?") {
+				// retryAfterMs follows the wall clock: 60000 or a millisecond less.
+				want = `\{"allowed":false,"retryAfterMs":(60000|59999)\}`
+			}
+			if ok, _ := regexp.MatchString(`^`+want+`$`, body); !ok || status != tc.status {
+				t.Fatalf("got %d %s, want %d %s", status, body, tc.status, tc.want)
+			}
+		})
+	}
+	for _, k := range lim.keys {
+		if k != "ses-a" && k != "ses-b" {
+			t.Fatalf("the limiter was asked for %q, not a verified session", k)
+		}
+	}
+	r := httptest.NewRequest(http.MethodGet, "/pling/state", nil)
+	r.Header.Set("Cookie", "sid=a")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if w.Code != http.StatusMethodNotAllowed {
+		t.Fatalf("GET: %d", w.Code)
+	}
+}
+
+// A store that fails, or answers what no store may, is a 503: the page's
+// adapter refuses the request.
+func TestHandlerFailsClosed(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		o    redisstate.HandlerOptions
+		body string
+	}{
+		{"limiter error", redisstate.HandlerOptions{Limiter: brokenLimiter{}}, `{"op":"allow"}`},
+		{"zero decision", redisstate.HandlerOptions{Limiter: brokenLimiter{d: surface.Decision{RetryAfter: 1}}}, `{"op":"allow"}`},
+		{"deny without retry", redisstate.HandlerOptions{Limiter: nilDeny{}}, `{"op":"allow"}`},
+		{"guard error", redisstate.HandlerOptions{Guard: brokenGuard{}}, `{"op":"claim","requestId":"r"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.o.Session = cookieSession
+			h, err := redisstate.Handler(tc.o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if status, body := post(t, h, "a", tc.body); status != 503 || body != `{"error":"unavailable"}` {
+				t.Fatalf("got %d %s", status, body)
+			}
+		})
+	}
+	if _, err := redisstate.Handler(redisstate.HandlerOptions{Limiter: brokenLimiter{}}); err == nil {
+		t.Fatal("a handler without a session callback was built")
+	}
+}
+
+type nilDeny struct{}
+
+func (nilDeny) Allow(context.Context, string, time.Time) (surface.Decision, error) {
+	return surface.Decision{Verdict: surface.Deny}, nil
+}
