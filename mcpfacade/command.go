@@ -51,7 +51,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		httpAddr    = fs.String("http", "", "serve MCP over streamable HTTP on this loopback address (127.0.0.1:8765) instead of stdio")
 		allowRemote = fs.Bool("allow-non-loopback", false, "let -http listen on an address that is not loopback (anyone who reaches it can act in the page)")
 		app         = fs.String("app", "", "the surface's app name; only that app's surface answers")
-		poll        = fs.Duration("poll", DefaultPollInterval, "how often to read the capability list again (0: only after calls); each read counts against the page's rate limit")
+		poll        = fs.Duration("poll", DefaultPollInterval, "how often to read the capability list again (0: only after navigations and calls that may change it); each read counts against the page's rate limit")
 		timeout     = fs.Duration("timeout", client.DefaultTimeout, "how long one request to the page may take")
 		enumLimit   = fs.Int("record-enum", DefaultRecordEnumLimit, "list record ids as an enum in a template's record parameter when there are at most this many (0: never)")
 		execPath    = fs.String("chromium", "", "the browser to start (default: chromium, google-chrome, ... on PATH)")

@@ -59,7 +59,7 @@ type Options struct {
 	// PollInterval is how often Run reads the capability list again, so
 	// that a change made in the page (a new grant, a revocation, a filter)
 	// reaches the client as tools/list_changed. Default 10s; negative: no
-	// polling, only after calls and on Kick. Every poll is one describe,
+	// polling, only after calls that may change the list and on Kick. Every poll is one describe,
 	// and the page's rate limit counts it like any other request.
 	PollInterval time.Duration
 	// SyncTimeout bounds one sync in Run. Default 30s.
@@ -86,9 +86,10 @@ type Facade struct {
 	syncMu sync.Mutex // one sync at a time, so tool sets apply in order
 
 	mu          sync.Mutex
-	tools       map[string]string // tool name -> toolDef.key, as the server lists them
-	pausedUntil time.Time         // a sync was refused with RATE_LIMITED
-	lastErr     string            // the last sync error logged, to log each kind once
+	tools       map[string]string   // tool name -> toolDef.key, as the server lists them
+	pausedUntil time.Time           // a sync was refused with RATE_LIMITED
+	lastErr     string              // the last sync error logged, to log each kind once
+	recordIDs   map[string]struct{} // the record ids the last sync saw
 }
 
 // New returns a facade over c. Call Sync once before serving so the first
@@ -172,6 +173,13 @@ func (f *Facade) Sync(ctx context.Context) error {
 		return err
 	}
 	f.apply(toolDefs(&d.Description, f.opts.RecordEnumLimit))
+	ids := make(map[string]struct{}, len(d.Context.RecordIDs))
+	for _, id := range d.Context.RecordIDs {
+		ids[id] = struct{}{}
+	}
+	f.mu.Lock()
+	f.recordIDs = ids
+	f.mu.Unlock()
 	return nil
 }
 
@@ -260,8 +268,8 @@ func (f *Facade) ToolNames() []string {
 	return names
 }
 
-// Run syncs every PollInterval and after every Kick (each tools/call
-// kicks) until ctx ends. After a sync refused with RATE_LIMITED it waits
+// Run syncs every PollInterval and after every Kick (a tools/call that
+// may change the list kicks) until ctx ends. After a sync refused with RATE_LIMITED it waits
 // as long as the surface said before the next one.
 func (f *Facade) Run(ctx context.Context) error {
 	var tick <-chan time.Time
@@ -327,11 +335,49 @@ func (f *Facade) callCapability(capability string) mcp.ToolHandler {
 			args = req.Params.Arguments
 		}
 		r, err := f.c.Invoke(ctx, capability, args, client.InvokeOptions{})
-		// The call may have changed what the page offers (a filter changes
-		// how many records a template reaches, say).
-		f.Kick()
+		if f.mayChangeTools(r, err) {
+			f.Kick()
+		}
 		return invokeResult(r, err)
 	}
+}
+
+// mayChangeTools reports whether a call's outcome can have changed the tool
+// list, so that a sync (one describe, counted by the page's rate limit) is
+// spent only then. The after-observation says what the call changed: edited
+// fields of records change no tool; a removed record, a change of page state
+// (a filter, a page of results) or an observation that was cut can change
+// which records a template reaches. A refusal about the session or the
+// capability says the list is stale. Without an observation nothing is known,
+// so the list is read again.
+func (f *Facade) mayChangeTools(r *client.Result, err error) bool {
+	var perr *client.ProtocolError
+	switch {
+	case errors.As(err, &perr):
+		switch perr.Code {
+		case surface.CodeRateLimited, surface.CodeInvalidRequest, surface.CodeReplayDetected:
+			return false
+		}
+		return true
+	case err != nil:
+		return true
+	case r.Kind == client.BusinessFailure && r.After == nil:
+		return false // refused: nothing ran
+	case r.After == nil:
+		return true
+	}
+	a := r.After
+	if len(a.State) > 0 || a.StateOmitted > 0 || a.RecordsOmitted > 0 {
+		return true
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, rec := range a.Records {
+		if _, known := f.recordIDs[rec.ID]; rec.Removed || !known {
+			return true // gone, or new to the facade: a record enum may change
+		}
+	}
+	return false
 }
 
 // invokeResult maps the outcome of an invoke onto MCP: a success and a

@@ -747,3 +747,20 @@ func TestPolling(t *testing.T) {
 	f.revoke()
 	waitFor([]string{mcpfacade.ContextToolName})
 }
+
+// A burst of calls up to the page's rate limit gets a result for every call:
+// the facade spends no describe after a call that changed nothing the tool
+// list depends on (a field of a record).
+func TestBurstWithinRateLimit(t *testing.T) {
+	f := newFixture(t, fixtureOptions{run: true, rateLimit: &surface.RateLimitOptions{MaxRequests: 30, Window: time.Minute}})
+	f.clock.Advance(2 * time.Minute) // the first sync's describe is out of the window
+	for i := range 30 {
+		r, err := f.call(t, "update_note--order", map[string]any{"record": "SO-1002", "note": fmt.Sprintf("call %d", i)})
+		if err != nil || r.IsError {
+			t.Fatalf("call %d of 30: %v %v", i+1, err, r)
+		}
+		// Let a sync the call asked for run before the next call, as it
+		// would between a model's calls.
+		time.Sleep(5 * time.Millisecond)
+	}
+}
