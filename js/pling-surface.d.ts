@@ -213,6 +213,13 @@ export interface SurfaceOptions {
   onAuditError?(error: unknown, event: SurfaceAuditEvent): void | Promise<void>;
   /** Default 30000. */
   executeTimeoutMs?: number;
+  /**
+   * "indexeddb": rateLimit and replay are kept in IndexedDB (pling-shared.js), so every
+   * tab of the origin shares one budget and one set of claims, across reloads. Needs
+   * rateLimit {maxRequests, windowMs} or replay; excludes your own limiter and guard.
+   * When IndexedDB fails, requests are refused with *_UNAVAILABLE. Default: in-page.
+   */
+  shared?: "indexeddb";
 }
 
 // ---------------------------------------------------------------------------

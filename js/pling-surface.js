@@ -10,6 +10,8 @@
 // options to the kernel's host interface, and carries the postMessage
 // transport. See README.md beside this file for the guide and threat model.
 
+import { applyShared } from "./pling-shared.js";
+
 export const SURFACE_PROTOCOL = "pling.surface/0.1";
 export const DEFAULT_SURFACE_RECORD_LIMIT = 8;
 export const MAX_SURFACE_RECORD_LIMIT = 100;
@@ -50,7 +52,7 @@ const stringCharCodeAt = Function.prototype.call.bind(String.prototype.charCodeA
 const SESSION_CODES = freeze(["SESSION_REQUIRED", "SESSION_INVALID", "SESSION_EXPIRED", "SESSION_REVOKED"]);
 const OPTION_NAMES = freeze([
   "registry", "execute", "app", "expose", "session", "recordLimit", "maxRecordLimit",
-  "rateLimit", "replay", "onAudit", "onAuditError", "executeTimeoutMs",
+  "rateLimit", "replay", "onAudit", "onAuditError", "executeTimeoutMs", "shared",
 ]);
 const LISTEN_OPTION_NAMES = freeze(["allowedOrigins", "authenticate", "maxMessageBytes"]);
 const REQUEST_MEMBERS = freeze(["channel", "kind", "app", "envelope"]);
@@ -789,6 +791,7 @@ function bind(runtime, entries) {
     validateOptions(options);
     const snapshot = {};
     for (const name of OPTION_NAMES) snapshot[name] = options[name];
+    applyShared(snapshot); // shared: "indexeddb" swaps in the limiter and guard of pling-shared.js
     // Answers to calls taken through the entries, and the session getters
     // of those that brought one, by token.
     const replies = new Map();

@@ -1,0 +1,309 @@
+// Tests of asynchronous limiters and guards through the kernel: the
+// adapters of pling-shared.js, and any adapter that answers later. They run
+// under `make test-js` (hostbridge/sharedstore_js_test.go) with the Go
+// kernel in the same process. An async decision is one more step of a
+// request: whatever carries it, the counts below must hold.
+
+import { httpAdapter, httpLimiter, httpGuard, indexedDBLimiter, indexedDBGuard } from "../pling-shared.js";
+
+export const tests = [];
+const test = (name, fn) => tests.push({ name, fn });
+
+function assert(cond, msg) {
+  if (!cond) throw new Error(msg);
+}
+function eq(got, want, msg) {
+  const g = JSON.stringify(got);
+  const w = JSON.stringify(want);
+  if (g !== w) throw new Error(`${msg}: got ${g}, want ${w}`);
+}
+function throwsType(fn, msg) {
+  try {
+    fn();
+  } catch (e) {
+    assert(e instanceof TypeError, `${msg}: threw ${e && e.name}, want TypeError`);
+    return;
+  }
+  throw new Error(`${msg}: did not throw`);
+}
+const tick = (ms = 0) => new Promise((r) => setTimeout(r, ms));
+
+const P = "pling.surface/0.1";
+const invoke = (id, query = "x") => ({ protocol: P, id, method: "invoke", capability: "orders.search", input: { query } });
+const session = () => ({ agentId: "agent-1", sessionId: "sess-1", userId: "user-1", expiresAt: Date.now() + 3_600_000, scope: ["orders.search"] });
+
+function page(api, options = {}) {
+  const registry = api.defineRegistry({
+    actions: [{
+      id: "orders.search", description: "Search", effect: "read", approval: "none",
+      inputSchema: { type: "object", properties: { query: { type: "string" } }, additionalProperties: false },
+    }],
+  });
+  const execs = [];
+  const surface = api.createSurface({
+    registry,
+    execute: async (id, argsJson, context) => {
+      execs.push(context.requestId);
+      await tick();
+      return { ok: true };
+    },
+    session,
+    app: "orders",
+    ...options,
+  });
+  return { surface, execs };
+}
+
+const codes = (replies) => {
+  const out = {};
+  for (const r of replies) {
+    const c = r.ok ? "ok" : r.error.code;
+    out[c] = (out[c] || 0) + 1;
+  }
+  return out;
+};
+
+// A store shared by several surfaces (tabs, replicas) that answers after a
+// delay, serialising its decisions as a database would.
+function slowStore(max) {
+  let chain = Promise.resolve();
+  const admitted = new Map();
+  const claims = new Set();
+  const later = (f) => (chain = chain.then(() => tick(1)).then(f));
+  return {
+    limiter: { allow: (key) => later(() => {
+      const n = admitted.get(key) || 0;
+      if (n >= max) return { allowed: false, retryAfterMs: 1000 };
+      admitted.set(key, n + 1);
+      return { allowed: true };
+    }) },
+    guard: { claim: (s, r) => later(() => {
+      const k = JSON.stringify([s, r]);
+      if (claims.has(k)) return "replayed";
+      claims.add(k);
+      return "claimed";
+    }) },
+  };
+}
+
+test("an async limiter shared by three surfaces admits exactly its budget", async ({ api }) => {
+  const store = slowStore(7);
+  const tabs = [0, 1, 2].map(() => page(api, { rateLimit: { limiter: store.limiter } }));
+  const replies = await Promise.all(Array.from({ length: 30 }, (_, i) => tabs[i % 3].surface.handle(invoke(`r-${i}`))));
+  eq(codes(replies), { ok: 7, RATE_LIMITED: 23 }, "answers");
+  eq(tabs.reduce((n, t) => n + t.execs.length, 0), 7, "executions");
+  for (const r of replies) if (!r.ok) eq(r.error.retryAfterMs, 1000, "retryAfterMs");
+  for (const t of tabs) t.surface.close();
+});
+
+test("an async guard shared by three surfaces runs one id once", async ({ api }) => {
+  const store = slowStore(1000);
+  const tabs = [0, 1, 2].map(() => page(api, { replay: { guard: store.guard } }));
+  const replies = await Promise.all(Array.from({ length: 30 }, (_, i) => tabs[i % 3].surface.handle(invoke("same"))));
+  eq(codes(replies), { ok: 1, REPLAY_DETECTED: 29 }, "answers");
+  eq(tabs.reduce((n, t) => n + t.execs.length, 0), 1, "executions");
+  for (const t of tabs) t.surface.close();
+});
+
+test("async limiter and guard together: both decisions hold", async ({ api }) => {
+  const store = slowStore(5);
+  const { surface, execs } = page(api, { rateLimit: { limiter: store.limiter }, replay: { guard: store.guard } });
+  const ids = ["a", "a", "b", "b", "c", "d", "e", "f"];
+  const replies = await Promise.all(ids.map((id) => surface.handle(invoke(id))));
+  // Five pass the limiter; of those, repeated ids are refused as replays.
+  eq(codes(replies).RATE_LIMITED, 3, "rate limited");
+  eq(new Set(execs).size, execs.length, "an id ran twice");
+  eq(execs.length, codes(replies).ok || 0, "executions");
+  surface.close();
+});
+
+test("async failures refuse closed and never call the executor", async ({ api }) => {
+  const cases = [
+    ["limiter rejects", { rateLimit: { limiter: { allow: async () => { await tick(); throw new Error("down"); } } } }, "RATE_LIMIT_UNAVAILABLE"],
+    ["limiter answers junk later", { rateLimit: { limiter: { allow: async () => { await tick(); return { allowed: "yes" }; } } } }, "RATE_LIMIT_UNAVAILABLE"],
+    ["guard rejects", { replay: { guard: { claim: async () => { await tick(); throw new Error("down"); } } } }, "REPLAY_GUARD_UNAVAILABLE"],
+    ["guard answers junk later", { replay: { guard: { claim: async () => { await tick(); return "maybe"; } } } }, "REPLAY_GUARD_UNAVAILABLE"],
+  ];
+  for (const [name, options, code] of cases) {
+    const { surface, execs } = page(api, options);
+    const replies = await Promise.all([1, 2, 3].map((i) => surface.handle(invoke(`f-${i}`))));
+    eq(codes(replies), { [code]: 3 }, name);
+    eq(execs.length, 0, `${name}: executions`);
+    surface.close();
+  }
+});
+
+// ---------------------------------------------------------------------------
+// The HTTP adapter, over a fetch the test controls.
+
+function fakeFetch(answer) {
+  const calls = [];
+  const fetch = async (url, init) => {
+    calls.push({ url, init, body: JSON.parse(init.body) });
+    return answer(init);
+  };
+  return { fetch, calls };
+}
+const response = (status, text) => ({ status, text: async () => text });
+
+test("httpAdapter: the backend's answers reach the kernel, the body names no session", async ({ api }) => {
+  let n = 0;
+  const { fetch, calls } = fakeFetch((init) => {
+    const body = JSON.parse(init.body);
+    if (body.op === "allow") return response(200, ++n <= 2 ? '{"allowed":true}' : '{"allowed":false,"retryAfterMs":1500}');
+    return response(200, body.requestId === "dup" && calls.filter((c) => c.body.requestId === "dup").length > 1 ? '{"claim":"replayed"}' : '{"claim":"claimed"}');
+  });
+  const a = httpAdapter("/pling/state", { fetch });
+  const { surface, execs } = page(api, { rateLimit: { limiter: httpLimiter("/pling/state", { fetch }) }, replay: { guard: httpGuard("/pling/state", { fetch }) } });
+  eq((await surface.handle(invoke("dup"))).ok, true, "first");
+  eq((await surface.handle(invoke("dup"))).error.code, "REPLAY_DETECTED", "second");
+  const third = await surface.handle(invoke("x"));
+  eq([third.error.code, third.error.retryAfterMs], ["RATE_LIMITED", 1500], "third");
+  eq(execs, ["dup"], "executions");
+  for (const c of calls) {
+    eq(c.init.method, "POST", "method");
+    eq(c.init.credentials, "same-origin", "credentials");
+    assert(!("sessionId" in c.body) && !("key" in c.body), `the body names a session: ${JSON.stringify(c.body)}`);
+  }
+  assert(typeof a.allow === "function" && typeof a.claim === "function", "httpAdapter has both");
+  surface.close();
+});
+
+test("httpAdapter fails closed on errors, statuses, malformed answers and timeouts", async ({ api }) => {
+  const answers = [
+    ["network error", () => Promise.reject(new TypeError("Failed to fetch"))],
+    ["503", () => response(503, '{"error":"unavailable"}')],
+    ["200 with an allowed answer to a claim", (init) => response(200, '{"allowed":true,"claim":"claimed"}')],
+    ["not JSON", () => response(200, "<html>login</html>")],
+    ["null", () => response(200, "null")],
+    ["array", () => response(200, "[true]")],
+    ["allowed as a string", () => response(200, '{"allowed":"true","claim":"yes"}')],
+    ["deny without retry", () => response(200, '{"allowed":false}')],
+    ["deny with a negative retry", () => response(200, '{"allowed":false,"retryAfterMs":-1}')],
+    ["an extra member", () => response(200, '{"allowed":true,"claim":"claimed","x":1}')],
+    ["redirect status", () => response(302, "")],
+    ["never answers", (init) => new Promise((_, reject) => init.signal.addEventListener("abort", () => reject(new Error("aborted"))))],
+    ["body never ends", () => ({ status: 200, text: () => new Promise(() => {}) })],
+  ];
+  for (const [name, answer] of answers) {
+    const { fetch } = fakeFetch(answer);
+    for (const [kind, options, code] of [
+      ["limiter", { rateLimit: { limiter: httpLimiter("/s", { fetch, timeoutMs: 50 }) } }, "RATE_LIMIT_UNAVAILABLE"],
+      ["guard", { replay: { guard: httpGuard("/s", { fetch, timeoutMs: 50 }) } }, "REPLAY_GUARD_UNAVAILABLE"],
+    ]) {
+      const { surface, execs } = page(api, { ...options, executeTimeoutMs: 5000 });
+      const r = await Promise.race([surface.handle(invoke("t-1")), tick(5000).then(() => ({ ok: false, error: { code: "HUNG" } }))]);
+      eq([r.ok, r.error && r.error.code], [false, code], `${name} (${kind})`);
+      eq(execs.length, 0, `${name} (${kind}): executions`);
+      surface.close();
+    }
+  }
+});
+
+test("httpAdapter checks its options", () => {
+  throwsType(() => httpAdapter(42), "url as a number");
+  throwsType(() => httpAdapter("/s", { timeoutMs: 0 }), "zero timeout");
+  throwsType(() => httpAdapter("/s", { fetch: "no" }), "fetch not a function");
+});
+
+// ---------------------------------------------------------------------------
+// shared: "indexeddb" where IndexedDB is missing or fails.
+
+test("shared: indexeddb without IndexedDB refuses closed", async ({ api }) => {
+  assert(globalThis.indexedDB === undefined, "this runtime has IndexedDB: the test would prove nothing");
+  const { surface, execs } = page(api, { shared: "indexeddb", rateLimit: { maxRequests: 5, windowMs: 1000 } });
+  eq(codes(await Promise.all([1, 2].map((i) => surface.handle(invoke(`i-${i}`))))), { RATE_LIMIT_UNAVAILABLE: 2 }, "limiter");
+  surface.close();
+  const g = page(api, { shared: "indexeddb", replay: true });
+  eq(codes(await Promise.all([1, 2].map((i) => g.surface.handle(invoke(`i-${i}`))))), { REPLAY_GUARD_UNAVAILABLE: 2 }, "guard");
+  eq(execs.length + g.execs.length, 0, "executions");
+  g.surface.close();
+});
+
+// Factories that fail as browsers do: an open that errors (private mode,
+// quota), one that is blocked by another tab, one that never answers, and
+// a database whose transactions abort (quota exceeded on write).
+function failingFactory(kind) {
+  return {
+    open() {
+      const req = {};
+      setTimeout(() => {
+        if (kind === "error") {
+          req.error = new Error("QuotaExceededError");
+          req.onerror && req.onerror();
+        } else if (kind === "blocked") {
+          req.onblocked && req.onblocked();
+        } else if (kind === "abort") {
+          req.result = {
+            objectStoreNames: { contains: () => true },
+            transaction() {
+              const tx = {
+                objectStore: () => ({
+                  index: () => ({ openCursor: () => ({}) }),
+                  get: () => {
+                    const g = {};
+                    setTimeout(() => {
+                      g.onsuccess && g.onsuccess();
+                      tx.error = new Error("QuotaExceededError");
+                      tx.onabort && tx.onabort();
+                    });
+                    return g;
+                  },
+                  put() {},
+                }),
+              };
+              return tx;
+            },
+          };
+          req.onsuccess && req.onsuccess();
+        }
+        // "hang": nothing ever happens
+      });
+      return req;
+    },
+  };
+}
+
+test("IndexedDB that fails, is blocked or hangs refuses closed", async ({ api }) => {
+  globalThis.IDBKeyRange = globalThis.IDBKeyRange || { upperBound: (v) => v };
+  try {
+    for (const kind of ["error", "blocked", "abort", "hang"]) {
+      const indexedDB = failingFactory(kind);
+      const { surface, execs } = page(api, {
+        rateLimit: { limiter: indexedDBLimiter({ app: "a", maxRequests: 5, windowMs: 1000, indexedDB, timeoutMs: 100 }) },
+      });
+      eq(codes([await surface.handle(invoke("k-1"))]), { RATE_LIMIT_UNAVAILABLE: 1 }, `${kind}: limiter`);
+      surface.close();
+      const g = page(api, { replay: { guard: indexedDBGuard({ app: "a", indexedDB: failingFactory(kind), timeoutMs: 100 }) } });
+      eq(codes([await g.surface.handle(invoke("k-1"))]), { REPLAY_GUARD_UNAVAILABLE: 1 }, `${kind}: guard`);
+      eq(execs.length + g.execs.length, 0, `${kind}: executions`);
+      g.surface.close();
+    }
+  } finally {
+    if (globalThis.IDBKeyRange && !globalThis.IDBKeyRange.only) delete globalThis.IDBKeyRange;
+  }
+});
+
+test("shared checks its options", ({ api }) => {
+  const registry = api.defineRegistry({ actions: [] });
+  const execute = () => null;
+  const rateLimit = { maxRequests: 5, windowMs: 1000 };
+  throwsType(() => api.createSurface({ registry, execute, shared: "redis", rateLimit }), "unknown store");
+  throwsType(() => api.createSurface({ registry, execute, shared: true, rateLimit }), "shared: true");
+  throwsType(() => api.createSurface({ registry, execute, shared: "indexeddb" }), "nothing to share");
+  throwsType(() => api.createSurface({ registry, execute, shared: "indexeddb", rateLimit: { limiter: { allow: () => ({ allowed: true }) } } }), "shared and a limiter");
+  throwsType(() => api.createSurface({ registry, execute, shared: "indexeddb", replay: { guard: { claim: () => "claimed" } } }), "shared and a guard");
+  throwsType(() => indexedDBLimiter({ maxRequests: 0, windowMs: 1 }), "zero maxRequests");
+  throwsType(() => indexedDBGuard({ app: 3 }), "app as a number");
+  api.createSurface({ registry, execute, shared: "indexeddb", rateLimit, replay: { windowMs: 60_000 } }).close();
+});
+
+export async function runOne(tc, ctx) {
+  try {
+    await undefined;
+    await tc.fn(ctx);
+    return null;
+  } catch (e) {
+    return e && e.stack ? String(e.stack) : String(e);
+  }
+}
