@@ -230,9 +230,15 @@ func waitSettled(ctx context.Context, op string, id uint64, ch chan settlement, 
 
 // settleValue awaits v only when it is a thenable; a plain answer costs no
 // trip through the event loop.
+//
+// Inside a step (see step_js.go) nothing is awaited: a thenable is parked
+// for the export to hand to the host, and the answer is errPending.
 func settleValue(ctx context.Context, op string, v js.Value, timeout time.Duration) (js.Value, error) {
 	if !isThenable(v) {
 		return v, nil
+	}
+	if pend(ctx, v) {
+		return js.Undefined(), errPending
 	}
 	return await(ctx, op, v, timeout)
 }

@@ -33,9 +33,14 @@
 //	auditError(reason, message, eventJSON) anything (optional)
 //	io, entryIO                       two Uint8Arrays of one length (optional): the lane
 //	reply(token, text, capsId?, capsText?)  (optional, with a lane) answers calls that
-//	                                  came through the module's exports (see entry_js.go)
+//	                                  came through the module's exports (see step_js.go)
 //	sessionFor(token)                 (optional, with reply) what the session getter of the call
 //	                                  taken under token answers, as session() does
+//	wait(ticket, kind, promise, limitMs)  (with reply) settles a Promise a host function
+//	                                  answered, within limitMs, and gives the outcome to the
+//	                                  pling_answer export once
+//	held()                            (with wait) a text too long for entryIO, given to
+//	                                  pling_answer as -4
 //
 // With a lane, texts cross as UTF-8 copied into those buffers instead of as
 // JS strings: a text parameter may be given as its length in io, a text
@@ -44,12 +49,14 @@
 // host always offers one; see lane_js.go for the convention and why it
 // cannot mix up two calls' bytes.
 //
-// Calls may also enter through two functions the module exports,
-// pling_handle and pling_settle, which take numbers (an instance's slot,
-// a length in entryIO) and only queue the call; the JS side then resumes
-// the Go runtime to run it. That skips what syscall/js does to read a
-// js.FuncOf call's arguments, several crossings per call; entry_js.go
-// has the contract and why it is safe.
+// A page enters the kernel through functions the module exports
+// (pling_handle, pling_describe, pling_answer), which run the kernel's steps
+// synchronously and call the host's functions from inside the export; a
+// Promise a host function answers is handed to wait, and its outcome comes
+// back through pling_answer. step_js.go has the contract and why. The
+// js.FuncOf methods of an instance (handle, describe) remain for a runtime
+// bound without its Go object, and they await host Promises on goroutines
+// as the rules below say.
 //
 // Rules the bridge keeps at the boundary:
 //

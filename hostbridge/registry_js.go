@@ -223,8 +223,23 @@ func (r *registry) View(ctx context.Context, q surface.ViewQuery) (*surface.View
 		}
 		text = v.String()
 	}
+	return r.viewOf(text, acts, gen)
+}
+
+// viewFrom reads a view's text that the host answered later, with the
+// actions in force now.
+func (r *registry) viewFrom(text string) (*surface.View, error) {
+	acts, gen, err := r.current()
+	if err != nil {
+		return nil, err
+	}
+	return r.viewOf(text, acts, gen)
+}
+
+func (r *registry) viewOf(text string, acts []surface.Action, gen string) (*surface.View, error) {
 	parsed, ok := r.views.get(text)
 	if !ok {
+		var err error
 		if parsed, err = surface.ParseView([]byte(text)); err != nil {
 			return nil, newError("registry.view", KindBadValue, "view is not valid JSON: "+err.Error())
 		}

@@ -49,7 +49,6 @@ func ReadStats() Stats {
 // (see export for reply and shared). Only the holder of an instance can
 // call it: there is no table of instances to reach by number.
 func NewRuntime() js.Value {
-	startDispatcher()
 	e := theEnv()
 	rt := e.object.New()
 	rt.Set("protocol", surface.Protocol)

@@ -142,8 +142,15 @@ func sessionSource(host js.Value, l lane, hasHost bool, timeout time.Duration) s
 	if hasHost {
 		hostFn = hostFunc(host, "session")
 	}
+	forFn := hostFunc(host, "sessionFor")
 	return func(ctx context.Context) (*surface.Session, error) {
 		fn, ok := ctx.Value(sessionKey{}).(js.Value)
+		var args []any
+		if token, isToken := ctx.Value(sessionTokenKey{}).(float64); isToken {
+			// A call taken through an export: host.sessionFor(token)
+			// calls its getter.
+			fn, ok, args = forFn, true, []any{token}
+		}
 		fromHost := !ok
 		if fromHost {
 			if !hasHost {
@@ -151,7 +158,7 @@ func sessionSource(host js.Value, l lane, hasHost bool, timeout time.Duration) s
 			}
 			fn = hostFn
 		}
-		a, err := l.call("session", fn, nil, nil, true)
+		a, err := l.call("session", fn, args, nil, true)
 		if err != nil {
 			return nil, err
 		}

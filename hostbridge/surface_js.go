@@ -44,6 +44,9 @@ type Surface struct {
 	// sessionForFn is the host's sessionFor(token), the session getter of
 	// a call taken through an export with a getter of its own.
 	sessionForFn js.Value
+	// execFn, waitFn and heldFn are the host's execute, wait and held,
+	// which the steps use (see step_js.go).
+	execFn, waitFn, heldFn js.Value
 
 	// sentCaps is the shared capability list last passed to a reply
 	// function in shared mode (see export): the JS runtime keeps exactly
@@ -87,6 +90,9 @@ func New(host js.Value, cfg Config) (*Surface, error) {
 		hasSession:   hasFunc(host, "session"),
 		reply:        hostFunc(host, "reply"),
 		sessionForFn: hostFunc(host, "sessionFor"),
+		execFn:       hostFunc(host, "execute"),
+		waitFn:       hostFunc(host, "wait"),
+		heldFn:       hostFunc(host, "held"),
 	}
 	o := surface.Options{
 		Registry:       s.reg,

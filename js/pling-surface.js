@@ -440,6 +440,41 @@ function sessionGetter(source, repeats) {
 
 const LANE_BYTES = 64 * 1024;
 
+// What the kernel asks for (surface.AskKind), and the codes of an answer
+// that is not a text's length in entryIO (hostbridge/step_js.go).
+const ASK_SESSION = 1;
+const ASK_LIMIT = 2;
+const ASK_VIEW = 3;
+const ASK_CLAIM = 4;
+const ASK_EXECUTE = 5;
+const FAILED = -1;
+const NO_SESSION = -2;
+const TIMED_OUT = -3;
+const HELD = -4;
+// Bounds every awaited host Promise but the executor's, as
+// hostbridge.DefaultHostTimeout does.
+const HOST_TIMEOUT_MS = 10000;
+const TOO_LARGE = jsonStringify(failure("", "INVALID_REQUEST", "request is larger than the size limit"));
+const DESCRIBE_TOO_LARGE = jsonStringify({ ok: false, error: { code: "INVALID_REQUEST", message: "describe input is larger than the size limit" } });
+
+/**
+ * A limiter's decision as a number: 0 allowed, > 0 denied with that
+ * retryAfterMs, FAILED for anything else (which the kernel answers with
+ * RATE_LIMIT_UNAVAILABLE: nothing malformed lets a request by).
+ */
+function decisionCode(d) {
+  try {
+    if (d === null || typeof d !== "object") return FAILED;
+    const allowed = d.allowed;
+    const retry = d.retryAfterMs;
+    if (typeof allowed !== "boolean") return FAILED;
+    if (allowed) return retry === undefined || retry === 0 ? 0 : FAILED;
+    return typeof retry === "number" && retry > 0 && retry !== Infinity ? retry : FAILED;
+  } catch {
+    return FAILED;
+  }
+}
+
 function makeLane() {
   const io = new Uint8Array(LANE_BYTES);
   const entryIO = new Uint8Array(LANE_BYTES);
@@ -476,6 +511,14 @@ function makeLane() {
      */
     toKernel(text) {
       return depth === 0 && typeof text === "string" ? write(entryIO, text) : text;
+    },
+    /**
+     * A text for an export (see makeEntries): its length in entryIO, or,
+     * when it does not fit, the text itself. An export copies what it is
+     * given before anything else runs, so it may be written at any time.
+     */
+    toEntry(text) {
+      return write(entryIO, text);
     },
     /** Runs page code on behalf of the kernel. */
     run(f) {
@@ -571,25 +614,24 @@ function buildHost(options, lane, deadlines, entries) {
     execute: (id, argsJson, contextJSON) => {
       [id, argsJson, contextJSON] = texts(id, argsJson, contextJSON);
       const r = run(() => execute(id, argsJson, freeze(jsonParse(contextJSON))));
-      return isThenable(r) ? PromiseResolve(r).then(resultText) : run(() => resultText(r));
+      return isThenable(r) ? PromiseResolve(r).then(resultText) : answer(run(() => resultText(r)));
     },
-    // The same, reporting a later answer through the kernel's settle(callId,
-    // ok, value) instead of handing it a Promise to wait for (one call into
-    // the kernel instead of several), and keeping the time limit: when it
-    // passes first, settle(callId, false, undefined, true), and the late
-    // answer goes nowhere (see hostbridge/doc_js.go).
-    executeTimed: (id, argsJson, contextJSON, settle, callId, limitMs) => {
+  };
+  if (entries === undefined) {
+    // Without the exports (a runtime started elsewhere, no Go object): the
+    // executor's later answer goes to the kernel's settle(callId, ok,
+    // value), and the time limit is kept here; when it passes first,
+    // settle(callId, false, undefined, true), and the late answer goes
+    // nowhere (see hostbridge/doc_js.go).
+    host.executeTimed = (id, argsJson, contextJSON, settle, callId, limitMs) => {
       [id, argsJson, contextJSON] = texts(id, argsJson, contextJSON);
       const r = run(() => execute(id, argsJson, freeze(jsonParse(contextJSON))));
       if (!isThenable(r)) return answer(run(() => resultText(r)));
-      // A text in entryIO, or the timeout, goes through the settle entry
-      // when it can; a rejection carries a JS reason and takes settle.
-      const fast = (n) => entries !== undefined && entries.idle() && entries.settle(callId, n);
-      deadlines.start(callId, limitMs, () => fast(-1) || settle(callId, false, undefined, true));
+      deadlines.start(callId, limitMs, () => settle(callId, false, undefined, true));
       const report = (ok, value) => {
         if (!deadlines.finish(callId)) return; // the limit passed first
         try {
-          if (!(ok && typeof value === "number" && fast(value))) settle(callId, ok, value);
+          settle(callId, ok, value);
         } catch {
           // the kernel is gone; nothing waits for this call any more
         }
@@ -599,8 +641,57 @@ function buildHost(options, lane, deadlines, entries) {
         (reason) => report(false, reason),
       );
       return undefined;
-    },
-  };
+    };
+  } else {
+    // With the exports, the kernel hands every Promise a host function
+    // answered to wait(ticket, kind, promise, limitMs) and returns; the
+    // settled value goes back through the answer export, once, within
+    // limitMs (see hostbridge/step_js.go).
+    let held; // a text too long for entryIO, until the kernel takes it
+    const textCode = (text) => {
+      const n = lane.toEntry(text);
+      if (typeof n === "number") return n;
+      held = text;
+      return HELD;
+    };
+    const encode = (kind, v) => {
+      switch (kind) {
+        case ASK_SESSION:
+          if (v === null || v === undefined) return NO_SESSION;
+          return typeof v === "string" ? textCode(v) : FAILED;
+        case ASK_LIMIT:
+          return decisionCode(v);
+        case ASK_CLAIM:
+          return v === "claimed" ? 1 : v === "replayed" ? 2 : FAILED;
+        case ASK_VIEW:
+        case ASK_EXECUTE:
+          return typeof v === "string" ? textCode(v) : FAILED;
+      }
+      return FAILED;
+    };
+    let lastWait = 0;
+    host.wait = (ticket, kind, promise, limitMs) => {
+      const id = ++lastWait;
+      const give = (code) => {
+        if (!deadlines.finish(id)) return; // the limit passed first
+        try {
+          entries.answer(ticket, code);
+        } catch {
+          // the kernel is gone; nothing waits for this call any more
+        }
+      };
+      deadlines.start(id, limitMs, () => entries.answer(ticket, kind === ASK_EXECUTE ? TIMED_OUT : FAILED));
+      PromiseResolve(promise).then(
+        (v) => give(encode(kind, v)),
+        () => give(FAILED),
+      );
+    };
+    host.held = () => {
+      const text = held;
+      held = undefined;
+      return text;
+    };
+  }
   if (typeof registry.version === "function") host.version = () => run(() => registry.version());
   if (typeof expose === "function") {
     host.expose = (idsJSON) => {
@@ -632,8 +723,16 @@ function buildHost(options, lane, deadlines, entries) {
   }
   if (onAudit !== undefined) {
     host.audit = (eventJSON) => {
-      const event = freeze(jsonParse(texts(eventJSON)[0]));
-      return run(() => onAudit(event));
+      [eventJSON] = texts(eventJSON);
+      const event = freeze(jsonParse(eventJSON));
+      const r = run(() => onAudit(event));
+      if (entries === undefined || !isThenable(r)) return r;
+      // The reply does not wait for the sink; its failure, or its not
+      // settling within the host time limit, still reaches onAuditError.
+      withTimeout(r, HOST_TIMEOUT_MS).then(undefined, (reason) => {
+        if (host.auditError !== undefined) host.auditError(reason, String(reason && reason.message), eventJSON);
+      });
+      return undefined;
     };
   }
   if (onAuditError !== undefined) {
@@ -726,14 +825,20 @@ function withTimeout(value, ms) {
 }
 
 // ---------------------------------------------------------------------------
-// Entries: the module exports that take a request or an executor's answer
-// into the kernel without a js.FuncOf call, which costs syscall/js several
-// crossings to read its arguments (see hostbridge/entry_js.go). An export
-// only queues the call; _resume(), the Go runtime's own event entry, then
-// runs it. They are used only when no Go code is on the stack: a call made
-// from page code that the kernel is running takes the js.FuncOf path.
+// Entries: the module exports through which every call enters the kernel.
+// Each runs the kernel's steps synchronously and returns; the answer goes
+// to host.reply before it does, or, when a host function answered with a
+// Promise, after host.wait has had it settled (see hostbridge/step_js.go).
+// No Go goroutine and no js.FuncOf callback is on the way, so an export
+// may be called at any time, page code that the kernel runs included.
 
 const entriesOf = new WeakMap(); // Go object -> entries
+
+// Every this many export calls, the Go runtime is resumed once with
+// nothing to do, so that its finalizers run: JS values the bridge made
+// while answering (a Promise, a limiter's decision object) are only
+// released then.
+const RESUME_EVERY = 256;
 
 function makeEntries(go, runtime) {
   if (go === null || typeof go !== "object") return undefined;
@@ -742,39 +847,38 @@ function makeEntries(go, runtime) {
   const exports = go._inst && go._inst.exports;
   const resume = go._resume;
   if (!exports || typeof resume !== "function" || typeof exports.pling_handle !== "function" ||
-    typeof exports.pling_settle !== "function" || typeof exports.pling_entry_key !== "function") {
+    typeof exports.pling_describe !== "function" || typeof exports.pling_answer !== "function" ||
+    typeof exports.pling_entry_key !== "function") {
     return undefined;
   }
   const key = exports.pling_entry_key();
-  let depth = 0; // Go code on the stack
-  go._resume = function () {
-    depth++;
-    try {
-      return resume.apply(this, arguments);
-    } finally {
-      depth--;
+  let calls = 0;
+  let resumeArmed = false;
+  const idleResume = () => {
+    resumeArmed = false;
+    if (go.exited !== true) go._resume();
+  };
+  const entered = (r) => {
+    if (go.exited === true) throw new Error("the surface runtime exited");
+    if (++calls % RESUME_EVERY === 0 && !resumeArmed) {
+      resumeArmed = true;
+      setTimeout(idleResume, 0);
     }
+    return r === 0;
   };
   const entries = {
     key,
-    /** True when an export may be called now. */
-    idle: () => depth === 0 && go.exited !== true,
     /**
-     * Queues a request of n bytes in entryIO and runs it; false: refused.
-     * session: the call brings its own session getter (host.sessionFor).
+     * A request of n bytes in entryIO, answered to host.reply(token, ...);
+     * false: refused. session: the call brings its own session getter
+     * (host.sessionFor).
      */
-    handle(slot, n, token, shared, session) {
-      if (exports.pling_handle(slot, n, token, (shared ? 1 : 0) | (session ? 2 : 0)) !== 0) return false;
-      go._resume();
-      if (go.exited === true) throw new Error("the surface runtime exited");
-      return true;
-    },
-    /** Queues an executor's answer (n bytes in entryIO; -1: timed out) and runs it; false: refused. */
-    settle(id, n) {
-      if (exports.pling_settle(id, n) !== 0) return false;
-      go._resume();
-      return true;
-    },
+    handle: (slot, n, token, shared, session) =>
+      entered(exports.pling_handle(slot, n, token, (shared ? 1 : 0) | (session ? 2 : 0))),
+    /** A describe with its input n bytes in entryIO (-1: none); false: refused. */
+    describe: (slot, n, token) => entered(exports.pling_describe(slot, n, token)),
+    /** The settled value of the Promise waited for under ticket. */
+    answer: (ticket, code) => entered(exports.pling_answer(ticket, code)),
   };
   entriesOf.set(go, entries);
   // Another module's runtime: its slots are not this runtime's.
@@ -817,6 +921,11 @@ function bind(runtime, entries) {
     if (inst === null || typeof inst !== "object" || typeof inst.handle !== "function") {
       throw new Error(`createSurface: ${inst && typeof inst.error === "string" ? inst.error : "the runtime refused the options"}`);
     }
+    const byEntries = entries !== undefined && typeof inst.slot === "number";
+    const nextToken = () => {
+      lastToken = lastToken >= 0x7fffffff ? 1 : lastToken + 1;
+      return lastToken;
+    };
     const app = snapshot.app;
     const maxRequestBytes = inst.maxRequestBytes;
     const maxResponseBytes = inst.maxResponseBytes;
@@ -851,15 +960,20 @@ function bind(runtime, entries) {
           }
           resolve({ out, caps: sharedCaps.id === capsId ? sharedCaps.list : undefined, shared: true });
         };
-        const request = lane.toKernel(text);
-        if (typeof request === "number" && typeof inst.slot === "number" && entries.idle()) {
-          lastToken = lastToken >= 0x7fffffff ? 1 : lastToken + 1;
-          const token = lastToken;
+        if (byEntries) {
+          const n = lane.toEntry(text);
+          if (typeof n !== "number") {
+            // More UTF-8 bytes than entryIO holds, which is the kernel's
+            // request limit: what the kernel itself would answer.
+            resolve({ out: TOO_LARGE });
+            return;
+          }
+          const token = nextToken();
           replies.set(token, reply);
           if (sessionFn !== undefined) sessions.set(token, sessionFn);
           let taken = false;
           try {
-            taken = entries.handle(inst.slot, request, token, shared === true, sessionFn !== undefined);
+            taken = entries.handle(inst.slot, n, token, shared === true, sessionFn !== undefined);
           } finally {
             // Refused, or the runtime is gone: nothing will answer this token.
             if (!taken) {
@@ -867,9 +981,10 @@ function bind(runtime, entries) {
               sessions.delete(token);
             }
           }
-          if (taken) return;
-          // Refused: the text is still in entryIO for instance.handle.
+          if (!taken) resolve({ out: undefined });
+          return;
         }
+        const request = lane.toKernel(text);
         const r = inst.handle(request, sessionFn, reply, shared === true);
         if (r !== undefined) resolve(PromiseResolve(r).then((out) => ({ out })));
       });
@@ -928,7 +1043,25 @@ function bind(runtime, entries) {
       let answer;
       try {
         const out = await new Promise((resolve) => {
-          const r = inst.describe(text, (out) => resolve(lane.texts(out)[0]));
+          const done = (out) => resolve(lane.texts(out)[0]);
+          if (byEntries) {
+            const n = text === undefined ? -1 : lane.toEntry(text);
+            if (typeof n !== "number") {
+              resolve(DESCRIBE_TOO_LARGE);
+              return;
+            }
+            const token = nextToken();
+            replies.set(token, done);
+            let taken = false;
+            try {
+              taken = entries.describe(inst.slot, n, token);
+            } finally {
+              if (!taken) replies.delete(token);
+            }
+            if (!taken) resolve(undefined);
+            return;
+          }
+          const r = inst.describe(text, done);
           if (r !== undefined) resolve(r);
         });
         answer = jsonParse(out);

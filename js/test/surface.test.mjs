@@ -889,13 +889,13 @@ test("requests and executor answers enter through the module's exports", async (
   surface.close();
 });
 
-test("a rejection and a time limit reach the kernel, by settle and by export", async ({ api, runtime }) => {
+test("a rejection and a time limit reach the kernel through the exports", async ({ api, runtime }) => {
   const { surface } = page(api, { executeTimeoutMs: 30, execute: (id) =>
     id === "orders.search" ? Promise.reject(new Error("no")) : new Promise(() => {}) });
   let before = fastEntries(runtime);
   const rejected = await surface.handle(invokeReq("fr", "orders.search", {}));
   eq(rejected.error && rejected.error.code, "INTERNAL_ERROR", "rejected");
-  eq(fastEntries(runtime) - before, 1, "only the request came through an export");
+  eq(fastEntries(runtime) - before, 2, "the request and the rejection came through exports");
   before = fastEntries(runtime);
   const late = await surface.handle(invokeReq("ft", "update_note@order", { record: "SO-1", note: "x" }));
   eq(late.error && late.error.code, "INTERNAL_ERROR", "timed out");
@@ -904,7 +904,7 @@ test("a rejection and a time limit reach the kernel, by settle and by export", a
   surface.close();
 });
 
-test("page code calling the surface while the kernel runs it takes js.FuncOf", async ({ api, runtime }) => {
+test("page code calling the surface while the kernel runs it enters through the exports too", async ({ api, runtime }) => {
   let surface;
   let inner;
   ({ surface } = page(api, { execute: () => {
@@ -916,8 +916,64 @@ test("page code calling the surface while the kernel runs it takes js.FuncOf", a
   eq([outer.ok, outer.result], [true, { title: "outer" }], "outer call");
   const nested = await inner;
   eq([nested.ok, nested.id], [true, "inner"], "nested call");
-  // The outer request and its executor's answer; not the nested call.
-  eq(fastEntries(runtime) - before, 2, "calls through the exports");
+  // The outer request, the nested call, and the executor's answer.
+  eq(fastEntries(runtime) - before, 3, "calls through the exports");
+  surface.close();
+});
+
+test("async session, registry, limiter and guard each end a step and are answered once", async ({ api, runtime }) => {
+  const later = (v) => new Promise((resolve) => setTimeout(() => resolve(v), 1));
+  let denied = false;
+  const claims = new Map();
+  const base = api.defineRegistry({ actions: ACTIONS, records: orders(), route: "/orders", version: 1 });
+  const registry = { actions: () => base.actions(), view: (q) => later(base.view(q)), version: () => 1 };
+  const { surface, execs } = page(api, {
+    registry,
+    execute: (id) => { execs.push(id); return { title: "note updated" }; },
+    session: () => later(session()),
+    rateLimit: { limiter: { allow: (key) => later(denied ? { allowed: false, retryAfterMs: 1500 } : { allowed: true }) } },
+    replay: { guard: { claim: (s, r) => later(claims.has(r) ? "replayed" : (claims.set(r, s), "claimed")) } },
+  });
+  const before = fastEntries(runtime);
+  const r = await surface.handle(invokeReq("as1", "update_note@order", { record: "SO-1", note: "async" }));
+  eq(r.ok, true, `invoke: ${JSON.stringify(r)}`);
+  // The request, then one answer each: session, limiter, view, guard,
+  // executor (sync: none), the view after.
+  eq(fastEntries(runtime) - before, 6, "one export per awaited answer");
+  eq((await surface.handle(invokeReq("as1", "update_note@order", { record: "SO-1", note: "again" }))).error.code, "REPLAY_DETECTED", "async guard replayed");
+  denied = true;
+  const limited = await surface.handle(describeReq("as2"));
+  eq([limited.error.code, limited.error.retryAfterMs], ["RATE_LIMITED", 1500], "async limiter denied");
+  eq(execs.length, 1, "executor calls");
+  surface.close();
+});
+
+test("16 invokes in flight, their executors settling in random order, each get their own answer", async ({ api, runtime }) => {
+  const pending = [];
+  const execs = [];
+  const { surface } = page(api, {
+    replay: true,
+    execute: (id, args) => {
+      execs.push(id);
+      return new Promise((resolve) => pending.push(() => resolve({ echo: JSON.parse(args).q })));
+    },
+  });
+  const calls = [];
+  for (let i = 0; i < 16; i++) calls.push(surface.handle(invokeReq(`c${i}`, "orders.search", { q: `q${i}` })));
+  await tick();
+  eq(pending.length, 16, "all waiting on their executors");
+  // A fixed shuffle, so a failure can be replayed.
+  let seed = 7;
+  while (pending.length > 0) {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    pending.splice(seed % pending.length, 1)[0]();
+    if (seed % 3 === 0) await tick();
+  }
+  const replies = await Promise.all(calls);
+  for (let i = 0; i < 16; i++) {
+    eq([replies[i].id, replies[i].ok, replies[i].result && replies[i].result.echo], [`c${i}`, true, `q${i}`], `reply ${i}`);
+  }
+  eq(execs.length, 16, "each executor ran once");
   surface.close();
 });
 
@@ -957,7 +1013,8 @@ test("without the Go object, or with another module's, calls take js.FuncOf", as
     _inst: { exports: {
       pling_entry_key: () => runtime.entryKey + 1,
       pling_handle: () => { throw new Error("another module's export was called"); },
-      pling_settle: () => { throw new Error("another module's export was called"); },
+      pling_describe: () => { throw new Error("another module's export was called"); },
+      pling_answer: () => { throw new Error("another module's export was called"); },
     } },
     _resume() {},
   };

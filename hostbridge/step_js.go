@@ -1,0 +1,466 @@
+//go:build js && wasm
+
+package hostbridge
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"sync/atomic"
+	"syscall/js"
+
+	"pling.dev/agent/surface"
+)
+
+// Steps: the page enters the kernel only through functions this package
+// exports from the wasm module, and each export runs the kernel's steps
+// (surface.Exchange) synchronously, on the caller's stack, until the
+// exchange is over or waits for something truly asynchronous. Asks the page
+// answers at once (the session getter, registry reads, an in-memory or
+// synchronous limiter and guard, audit, an executor that returns a value)
+// are answered inside the same export by calling the host's plain JS
+// functions through syscall/js. No js.FuncOf callback, no goroutine, no
+// channel and no _resume() is on the path: an invoke whose executor answers
+// at once is one export call, and one whose executor answers with a Promise
+// is two (the request, then the executor's answer).
+//
+// Why: every way into Go that goes through the scheduler (a js.FuncOf
+// callback, or an export that wakes a goroutine and then _resume()) cost
+// about 60 µs more per trip in Chromium than an export that runs the work
+// and returns (../shared/experiments/sync-export: 180 vs 120 µs for the
+// same work, a pure-JS echo 90 µs).
+//
+// Nothing in an export may park: the kernel's steps never block, the
+// host's functions are synchronous, and the bridge takes no lock that
+// another call could hold (there is one thread, and no goroutine runs
+// while an export does). Page code that a host function runs may call the
+// surface again; the JS side then enters later, from a microtask, not
+// inside this export.
+//
+// When a host function answers with a Promise (an async session getter,
+// registry, limiter, guard, or the executor), the bridge hands it to the
+// host's wait(ticket, kind, promise, limitMs) and the export returns. The
+// host settles it within limitMs and calls pling_answer(ticket, code) once;
+// the ticket is good for that one answer, so a repeated or late answer is
+// refused, and the kernel itself refuses an answer to an ask it is not
+// waiting for.
+//
+//	pling_handle(slot, n, token, flags) -> 0 | -1
+//	    a request of n bytes in entryIO for the instance numbered slot;
+//	    the reply goes to host.reply(token, text, capsId?, capsText?)
+//	    (flags&1: shared mode), now or after a wait. flags&2: the call
+//	    brings its own session getter, which host.sessionFor(token) calls.
+//	    -1: refused (no such instance, n no length in entryIO): nothing
+//	    will answer.
+//	pling_describe(slot, n, token) -> 0 | -1
+//	    an in-page describe, its input n bytes in entryIO (-1: none),
+//	    answered to host.reply(token, text) as instance.describe answers.
+//	pling_answer(ticket, code) -> 0 | -1
+//	    the settled value of the Promise handed to wait under ticket,
+//	    encoded by kind (see answerFor). -1: no such ticket.
+//	pling_entry_key() -> key
+//	    tells this module's runtime objects from another module's.
+const (
+	entryAccepted int32 = 0
+	entryRefused  int32 = -1
+
+	flagShared  int32 = 1
+	flagSession int32 = 2
+)
+
+// Codes of pling_answer, beside a text's length in entryIO (>= 0).
+const (
+	codeFailed   = -1 // rejected, timed out, or not an answer of its kind
+	codeNone     = -2 // session: no session (null)
+	codeTimedOut = -3 // execute: the time limit passed
+	codeHeld     = -4 // a text too long for entryIO: host.held() answers it
+)
+
+// errPending is what a host call reports when the host answered with a
+// Promise that the exchange must wait for (see stepCtx).
+var errPending = errors.New("hostbridge: the host answered with a Promise")
+
+// stepCtx rides in the context of a step: a host call that gets a
+// thenable parks it here instead of awaiting it.
+type stepCtx struct {
+	promise js.Value
+	waiting bool
+}
+
+type stepKey struct{}
+
+// sessionTokenKey carries the token whose session getter
+// host.sessionFor(token) calls.
+type sessionTokenKey struct{}
+
+// pend parks v for the step in ctx, if there is one, and reports whether
+// it did: the caller then answers errPending instead of awaiting v.
+func pend(ctx context.Context, v js.Value) bool {
+	sc, ok := ctx.Value(stepKey{}).(*stepCtx)
+	if !ok {
+		return false
+	}
+	sc.promise, sc.waiting = v, true
+	return true
+}
+
+// flight is one exchange taken through an export and not yet answered.
+type flight struct {
+	s      *Surface
+	k      *surface.Surface
+	x      *surface.Exchange
+	ctx    context.Context
+	sc     *stepCtx
+	token  int32
+	shared bool
+	// describe: an in-page describe, answered as instance.describe.
+	describe bool
+	buf      *[]byte // the pooled buffer the reply is built in
+}
+
+var (
+	slots    = map[int32]*Surface{}
+	lastSlot int32
+	// tickets are the flights waiting for a Promise, by ticket.
+	tickets    = map[int32]*flight{}
+	lastTicket int32
+
+	// fastEntries counts export calls, so that tests can tell which way
+	// calls came in.
+	fastEntries atomic.Int64
+)
+
+// openSlot numbers s for the exports; closeSlot forgets the number.
+func (s *Surface) openSlot() int32 {
+	for {
+		lastSlot++
+		if lastSlot <= 0 {
+			lastSlot = 1
+		}
+		if _, taken := slots[lastSlot]; !taken {
+			break
+		}
+	}
+	s.slot = lastSlot
+	slots[s.slot] = s
+	return s.slot
+}
+
+func (s *Surface) closeSlot() {
+	if s.slot != 0 && slots[s.slot] == s {
+		delete(slots, s.slot)
+	}
+}
+
+// entryKey tells this module's runtime objects from another module's: the
+// JS side uses the exports of a Go object only for a runtime whose
+// entryKey the module's pling_entry_key answers, since slot numbers mean
+// nothing to another module.
+var entryKey = int32(rand.Uint32() >> 1)
+
+//go:wasmexport pling_entry_key
+func enterKey() int32 { return entryKey }
+
+//go:wasmexport pling_handle
+func enterHandle(slot, n, token, flags int32) int32 {
+	s := slots[slot]
+	if s == nil || n < 0 || int(n) > s.lane.size {
+		return entryRefused
+	}
+	if flags&flagSession != 0 && s.sessionForFn.Type() != js.TypeFunction {
+		return entryRefused
+	}
+	fastEntries.Add(1)
+	req := make([]byte, n)
+	js.CopyBytesToGo(req, s.lane.entry)
+	f := &flight{s: s, token: token, shared: flags&flagShared != 0}
+	defer f.recover()
+	a := answerer{s: s, reply: s.reply, token: float64(token)}
+	switch {
+	case s.closed.Load():
+		a.send(s.failure(surface.CodeInternalError, "surface is closed"))
+		return entryAccepted
+	case len(req) > s.limits.MaxRequestBytes:
+		a.send(s.failure(surface.CodeInvalidRequest, "request is larger than the size limit"))
+		return entryAccepted
+	}
+	perCall := flags&flagSession != 0
+	k, err := s.kernelFor(perCall)
+	if err != nil {
+		a.send(s.failure(surface.CodeInternalError, "internal error"))
+		return entryAccepted
+	}
+	f.k = k
+	f.sc = &stepCtx{}
+	f.ctx = context.WithValue(context.Background(), stepKey{}, f.sc)
+	if perCall {
+		f.ctx = context.WithValue(f.ctx, sessionTokenKey{}, float64(token))
+	}
+	f.buf = bufferPool.Get().(*[]byte)
+	f.x = k.BeginJSON((*f.buf)[:0], req)
+	f.run()
+	return entryAccepted
+}
+
+//go:wasmexport pling_describe
+func enterDescribe(slot, n, token int32) int32 {
+	s := slots[slot]
+	if s == nil || n < -1 || int(n) > s.lane.size {
+		return entryRefused
+	}
+	fastEntries.Add(1)
+	var input []byte
+	if n >= 0 {
+		input = make([]byte, n)
+		js.CopyBytesToGo(input, s.lane.entry)
+	}
+	f := &flight{s: s, token: token, describe: true}
+	defer f.recover()
+	a := answerer{s: s, reply: s.reply, token: float64(token)}
+	if s.closed.Load() {
+		a.send(describeFailure(&surface.Error{Code: surface.CodeInternalError, Message: "surface is closed"}))
+		return entryAccepted
+	}
+	in, perr := parseDescribeInput(input, s.limits.MaxRequestBytes)
+	if perr != nil {
+		a.send(describeFailure(perr))
+		return entryAccepted
+	}
+	f.k = s.main
+	f.sc = &stepCtx{}
+	f.ctx = context.WithValue(context.Background(), stepKey{}, f.sc)
+	f.x = s.main.BeginDescribe(in)
+	f.run()
+	return entryAccepted
+}
+
+//go:wasmexport pling_answer
+func enterAnswer(ticket int32, code float64) int32 {
+	f := tickets[ticket]
+	if f == nil {
+		return entryRefused
+	}
+	delete(tickets, ticket)
+	fastEntries.Add(1)
+	defer f.recover()
+	a := f.x.Ask()
+	ans := f.answerFor(a, code)
+	if _, err := f.x.Answer(ans); err != nil {
+		panic(err) // cannot happen: the ticket named this ask
+	}
+	f.run()
+	return entryAccepted
+}
+
+// recover answers a flight whose step broke, so that its caller always
+// gets its one answer and the program keeps running.
+func (f *flight) recover() {
+	if r := recover(); r != nil {
+		fallback := internalReply
+		if f.describe {
+			fallback = internalDescribe
+		}
+		a := answerer{s: f.s, reply: f.s.reply, token: float64(f.token)}
+		_ = catch("reply", func() { a.send([]byte(fallback)) })
+	}
+}
+
+// run answers the exchange's asks until it is over, or waits: then the
+// Promise goes to host.wait under a new ticket, and run returns.
+func (f *flight) run() {
+	for {
+		a := f.x.Ask()
+		if a.Kind == surface.AskDone {
+			f.deliver()
+			return
+		}
+		ans := f.answerNow(a)
+		if f.sc.waiting {
+			f.wait(a)
+			return
+		}
+		if _, err := f.x.Answer(ans); err != nil {
+			panic(err) // cannot happen: ans answers a
+		}
+	}
+}
+
+// answerNow answers a through the host's functions, or parks the Promise
+// one of them answered in f.sc.
+func (f *flight) answerNow(a surface.Ask) surface.Answer {
+	if a.Kind == surface.AskExecute {
+		return f.execute(a)
+	}
+	ans := f.k.AnswerAsk(f.ctx, a)
+	if errors.Is(ans.Err, errPending) && !f.sc.waiting {
+		ans.Err = newError(a.Kind.String(), KindBadValue, "no Promise was parked")
+	}
+	return ans
+}
+
+// execute runs the call through host.execute(action, argsJSON, ctxJSON),
+// texts through the lane: its answer is the result's text, or a Promise.
+func (f *flight) execute(a surface.Ask) surface.Answer {
+	ans := surface.Answer{Kind: a.Kind, Step: a.Step}
+	cb, err := surface.AppendJSON(make([]byte, 0, 256), a.Call.Context)
+	if err != nil {
+		ans.Err = err
+		return ans
+	}
+	l := f.s.lane
+	params, put := l.textParams([]byte(a.Call.Action), a.Call.Input, cb)
+	r, err := l.call("execute", f.s.execFn, params, put, true)
+	switch {
+	case err != nil:
+		ans.Err = err
+	case r.inIO:
+		ans.Result = []byte(r.text)
+	case r.v.Type() == js.TypeString:
+		ans.Result = []byte(r.v.String())
+	case isThenable(r.v) && pend(f.ctx, r.v):
+	default:
+		ans.Err = newError("execute", KindBadValue, "execute() must answer JSON text")
+	}
+	return ans
+}
+
+// wait hands the parked Promise to host.wait under a new ticket.
+func (f *flight) wait(a surface.Ask) {
+	p := f.sc.promise
+	f.sc.promise, f.sc.waiting = js.Undefined(), false
+	for {
+		lastTicket++
+		if lastTicket <= 0 {
+			lastTicket = 1
+		}
+		if tickets[lastTicket] == nil {
+			break
+		}
+	}
+	t := lastTicket
+	tickets[t] = f
+	limit := f.s.hostTimeout
+	if a.Kind == surface.AskExecute {
+		limit = a.Timeout
+	}
+	ms := math.Max(1, float64(limit.Milliseconds()))
+	err := catch("wait", func() { f.s.waitFn.Invoke(float64(t), int(a.Kind), p, ms) })
+	if err != nil {
+		// Nothing will settle it: fail the ask now.
+		delete(tickets, t)
+		ans := surface.Answer{Kind: a.Kind, Step: a.Step, Err: err}
+		if _, aerr := f.x.Answer(ans); aerr != nil {
+			panic(aerr)
+		}
+		f.run()
+	}
+}
+
+// answerFor decodes pling_answer's code for the ask a: a text's length
+// in entryIO, or one of the codes above.
+func (f *flight) answerFor(a surface.Ask, code float64) surface.Answer {
+	ans := surface.Answer{Kind: a.Kind, Step: a.Step}
+	failed := newError(a.Kind.String(), KindRejected, "the host's Promise failed")
+	text, isText := f.text(code)
+	switch a.Kind {
+	case surface.AskSession:
+		switch {
+		case isText:
+			ans.Session, ans.Err = parseSession(text)
+		case code == codeNone:
+		default:
+			ans.Err = failed
+		}
+	case surface.AskView:
+		if !isText {
+			ans.Err = failed
+			break
+		}
+		ans.View, ans.Err = f.s.reg.viewFrom(string(text))
+	case surface.AskLimit:
+		// 0: allowed; > 0: denied, retry after that many milliseconds;
+		// anything else leaves the zero Decision, which is illegal.
+		switch {
+		case code == 0:
+			ans.Decision = surface.Decision{Verdict: surface.Allow}
+		case code > 0 && !math.IsInf(code, 0):
+			ans.Decision = surface.Decision{Verdict: surface.Deny, RetryAfter: durationFromMillis(code)}
+		}
+	case surface.AskClaim:
+		switch code {
+		case 1:
+			ans.Replay = surface.Claimed
+		case 2:
+			ans.Replay = surface.Replayed
+		}
+	case surface.AskExecute:
+		switch {
+		case isText:
+			ans.Result = text
+		case code == codeTimedOut:
+			ans.Err = surface.ErrExecuteTimeout
+		default:
+			ans.Err = failed
+		}
+	default:
+		ans.Err = failed
+	}
+	return ans
+}
+
+// text reads the text code stands for: a length in entryIO, or codeHeld.
+func (f *flight) text(code float64) ([]byte, bool) {
+	l := f.s.lane
+	if code == codeHeld {
+		var v js.Value
+		if catch("held", func() { v = f.s.heldFn.Invoke() }) != nil || v.Type() != js.TypeString {
+			return nil, false
+		}
+		return []byte(v.String()), true
+	}
+	n, ok := laneLength(js.ValueOf(code), l.size)
+	if !ok {
+		return nil, false
+	}
+	b := make([]byte, n)
+	js.CopyBytesToGo(b, l.entry)
+	return b, true
+}
+
+// deliver sends the exchange's reply to host.reply.
+func (f *flight) deliver() {
+	a := answerer{s: f.s, reply: f.s.reply, token: float64(f.token), shared: f.shared}
+	if f.describe {
+		// A describe: {"ok":true,"result":...} or {"ok":false,"error":...}.
+		b, err := f.x.DescribeJSON()
+		if err != nil {
+			var perr *surface.Error
+			if !errors.As(err, &perr) {
+				perr = &surface.Error{Code: surface.CodeInternalError, Message: "description could not be encoded"}
+			}
+			a.send(describeFailure(perr))
+			return
+		}
+		out := make([]byte, 0, len(b)+len(`{"ok":true,"result":}`))
+		out = append(append(append(out, `{"ok":true,"result":`...), b...), '}')
+		a.send(out)
+		return
+	}
+	b, shared := f.x.Reply()
+	if a.shared && shared.ID != 0 {
+		b = a.replyShared(b, shared)
+	} else {
+		a.send(b)
+	}
+	putBuffer(f.buf, b)
+	f.buf = nil
+}
+
+func describeFailure(perr *surface.Error) []byte {
+	b, err := surface.AppendJSON([]byte(`{"ok":false,"error":`), perr)
+	if err != nil {
+		return []byte(internalDescribe)
+	}
+	return append(b, '}')
+}
