@@ -153,6 +153,17 @@ func measureRoundTrips(s *session, n, warm int, profileDir string, progress func
 	}
 	progress(fmt.Sprintf("executor vs surface.handle(): %d invokes each in %s", n, time.Since(start).Round(time.Millisecond)))
 
+	start = time.Now()
+	rounds := max(1, n/4)
+	cc, err := eval[map[string][]float64](t, fmt.Sprintf(`window.__bench.concurrent(%d, %d)`, rounds, max(1, warm/4)))
+	if err != nil {
+		return r, err
+	}
+	for k, v := range cc {
+		r.samples["concurrent-"+k] = v
+	}
+	progress(fmt.Sprintf("16 invokes in flight: %d rounds in %s", rounds, time.Since(start).Round(time.Millisecond)))
+
 	if r.counts, err = eval[map[string]int](t, `window.__bench.counts()`); err != nil {
 		return r, err
 	}

@@ -190,3 +190,36 @@ func ExampleSurface_Describe() {
 	// referenceable records: 40
 	// true surface: SESSION_EXPIRED: session has expired
 }
+
+// A host that answers some asks itself runs the kernel's steps: each
+// answer goes in, and the next ask (or the end) comes out. Here the
+// executor's answer is given by hand, as a page does when its Promise
+// settles; everything else is answered through the Options.
+func ExampleExchange() {
+	page := surfacetest.Orders(2)
+	clock := surfacetest.NewClock()
+	s, err := surface.New(surface.Options{Registry: page, Execute: page, Now: clock.Now})
+	if err != nil {
+		panic(err)
+	}
+	ctx := context.Background()
+	x := s.BeginJSON(nil, []byte(
+		`{"protocol":"pling.surface/0.1","id":"r1","method":"invoke","capability":"orders.search","input":{"query":"x"}}`))
+	for a := x.Ask(); a.Kind != surface.AskDone; {
+		fmt.Println("ask:", a.Kind)
+		ans := surface.Answer{Kind: a.Kind, Step: a.Step, Result: json.RawMessage(`{"hits":0}`)}
+		if a.Kind != surface.AskExecute {
+			ans = s.AnswerAsk(ctx, a)
+		}
+		if a, err = x.Answer(ans); err != nil {
+			panic(err)
+		}
+	}
+	reply, _ := x.Reply()
+	fmt.Println(string(reply))
+	// Output:
+	// ask: view
+	// ask: execute
+	// ask: view
+	// {"protocol":"pling.surface/0.1","id":"r1","ok":true,"result":{"hits":0}}
+}

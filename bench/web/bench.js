@@ -135,7 +135,64 @@ async function overhead(n, warm, batch = 100) {
   return out;
 }
 
+// Row 8: sixteen invokes in flight on one surface, every control on, their
+// executors answering in a shuffled order once all sixteen wait. Each reply
+// must be its own request's. A sample is one round's time over its width.
+const held = [];
+const concurrentSurface = createSurface({
+  registry,
+  execute: (id, argsJson) => new Promise((resolve, reject) => {
+    held.push(() => page.execute(id, argsJson).then(resolve, reject));
+  }),
+  app: "orders-concurrent",
+  expose: page.ids,
+  session,
+  rateLimit: { maxRequests: 100_000, windowMs: 60_000 },
+  replay: { windowMs: 60_000 },
+  onAudit: () => {},
+});
+
+async function concurrent(n, warm, width = 16) {
+  let seq = 0;
+  let seed = 1;
+  const round = async () => {
+    const t0 = performance.now();
+    const ids = [];
+    const calls = [];
+    for (let i = 0; i < width; i++) {
+      seq += 1;
+      ids.push(`cc-${seq}`);
+      calls.push(concurrentSurface.handle({
+        protocol: PROTOCOL, id: `cc-${seq}`, method: "invoke", capability: NOTE_TEMPLATE,
+        input: { record: "SO-1004", note: `c${seq % 3}` },
+      }));
+    }
+    for (let k = 0; held.length < width; k++) {
+      if (k > 1000) throw new Error(`only ${held.length} of ${width} executors were called`);
+      await new Promise((r) => setTimeout(r, 0));
+    }
+    while (held.length > 0) {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      held.splice(seed % held.length, 1)[0]();
+    }
+    const replies = await Promise.all(calls);
+    const dt = performance.now() - t0;
+    for (let i = 0; i < width; i++) {
+      const r = replies[i];
+      if (!r.ok || r.id !== ids[i] || !r.result || r.result.title !== "Note updated") {
+        throw new Error(`concurrent invoke ${ids[i]} answered ${JSON.stringify(r)}`);
+      }
+    }
+    return dt / width;
+  };
+  for (let i = 0; i < warm; i++) await round();
+  const out = [];
+  for (let i = 0; i < n; i++) out.push(await round());
+  return { surface: out };
+}
+
 window.__bench = {
+  concurrent,
   ready: true,
   isolated: globalThis.crossOriginIsolated === true,
   overhead,
