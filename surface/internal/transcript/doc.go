@@ -42,6 +42,8 @@
 //
 // Run returns the file with the response, calls and audit bodies replaced by
 // what actually happened. The tests compare that with the golden file
-// natively and inside a GOOS=wasip1 build run by wazero, and rewrite the
-// golden files with -update.
+// natively, inside a GOOS=wasip1 build run by wazero, and through the
+// exports of the kernel built as a wasip1 reactor (./reactor, RunVia), where
+// the host answers every step of every request; and rewrite the golden
+// files with -update.
 package transcript

@@ -24,20 +24,7 @@ import (
 // reads no environment, so the output depends on the file alone and is the
 // same on every platform the kernel builds for. (The executor deadline runs
 // on real time, but only decides whether a hung executor is given up on.)
-func Run(file []byte) ([]byte, error) {
-	f, err := Parse(file)
-	if err != nil {
-		return nil, err
-	}
-	r := &runner{page: []byte("{}"), options: []byte("{}"), dirty: true}
-	for i := range f.Sections {
-		s := &f.Sections[i]
-		if err := r.step(s); err != nil {
-			return nil, fmt.Errorf("transcript: line %d: %s: %w", s.Line, s.Name, err)
-		}
-	}
-	return f.Format(), nil
-}
+func Run(file []byte) ([]byte, error) { return RunVia(file, nil) }
 
 // runner holds the fixture definitions and the scene they built. A page or
 // options section after any step starts a new scene: a fresh page, clock,
@@ -46,6 +33,7 @@ type runner struct {
 	page, options []byte
 	dirty         bool
 	sc            *scene
+	via           Via // nil: requests go to the scene's own Surface
 }
 
 // scene is one built fixture.
@@ -53,7 +41,9 @@ type scene struct {
 	clock *surfacetest.Clock
 	page  *surfacetest.Page
 	surf  *surface.Surface
-	last  []byte // the last response
+	// kernel answers the requests: surf, or what RunVia's via built.
+	kernel Kernel
+	last   []byte // the last response
 
 	mu     sync.Mutex
 	mode   sessionMode
@@ -77,12 +67,18 @@ func (r *runner) step(s *Section) error {
 		if err != nil {
 			return err
 		}
+		sc.kernel = sc.surf
+		if r.via != nil {
+			if sc.kernel, err = r.via(sc.surf, r.options, sc.clock.Now); err != nil {
+				return err
+			}
+		}
 		r.sc, r.dirty = sc, false
 	}
 	sc := r.sc
 	switch s.Name {
 	case secRequest:
-		sc.last = sc.surf.HandleJSON(context.Background(), requestBytes(s.Body))
+		sc.last = sc.kernel.HandleJSON(context.Background(), requestBytes(s.Body))
 	case secResponse:
 		var b bytes.Buffer
 		if err := json.Indent(&b, sc.last, "", "  "); err != nil {

@@ -24,6 +24,9 @@ import (
 var (
 	guestWasm []byte
 	guestErr  error
+	// reactorWasm is ./reactor built as a wasip1 reactor, likewise.
+	reactorWasm []byte
+	reactorErr  error
 )
 
 // compilationCache is shared by every runtime of the test binary, so the
@@ -32,6 +35,7 @@ var compilationCache wazero.CompilationCache
 
 func TestMain(m *testing.M) {
 	guestWasm, guestErr = buildGuest()
+	reactorWasm, reactorErr = buildWasip1("./reactor", "-buildmode=c-shared")
 	compilationCache = newCompilationCache()
 	code := m.Run()
 	_ = compilationCache.Close(context.Background())
@@ -56,9 +60,12 @@ func goCommand(env []string, args ...string) ([]byte, error) {
 	return out, nil
 }
 
-// buildGuest builds ./guest for wasip1 into a temporary directory it
-// removes again, and returns the binary.
-func buildGuest() ([]byte, error) {
+// buildGuest builds ./guest for wasip1.
+func buildGuest() ([]byte, error) { return buildWasip1("./guest") }
+
+// buildWasip1 builds pkg for wasip1 into a temporary directory it removes
+// again, and returns the binary.
+func buildWasip1(pkg string, flags ...string) ([]byte, error) {
 	dir, err := os.MkdirTemp("", "transcript-guest")
 	if err != nil {
 		return nil, err
@@ -66,7 +73,8 @@ func buildGuest() ([]byte, error) {
 	defer os.RemoveAll(dir)
 	out := filepath.Join(dir, "guest.wasm")
 	env := []string{"GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0"}
-	if _, err := goCommand(env, "build", "-trimpath", "-buildvcs=false", "-o", out, "./guest"); err != nil {
+	args := append(append([]string{"build", "-trimpath", "-buildvcs=false"}, flags...), "-o", out, pkg)
+	if _, err := goCommand(env, args...); err != nil {
 		return nil, err
 	}
 	return os.ReadFile(out)
