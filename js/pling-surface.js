@@ -669,9 +669,9 @@ function buildHost(options, lane, deadlines, entries) {
       }
       return FAILED;
     };
-    let lastWait = 0;
     host.wait = (ticket, kind, promise, limitMs) => {
-      const id = ++lastWait;
+      // Its own key: the deadlines serve every surface of the runtime.
+      const id = {};
       const give = (code) => {
         if (!deadlines.finish(id)) return; // the limit passed first
         try {
