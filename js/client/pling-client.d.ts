@@ -39,8 +39,8 @@ export declare const OutcomeCode: Readonly<{
   APPROVAL_DENIED: "APPROVAL_DENIED";
   /** business-error: an approval status the client does not know. Never a grant. */
   APPROVAL_STATUS_UNKNOWN: "APPROVAL_STATUS_UNKNOWN";
-  /** business-error: result.error without a usable code. */
-  BUSINESS_ERROR: "BUSINESS_ERROR";
+  /** protocol-error: the reply is larger or deeper than the client reads (error.bound names the bound); it is not kept. */
+  REPLY_OUT_OF_BOUNDS: "REPLY_OUT_OF_BOUNDS";
 }>;
 
 /** The protocol error codes of pling.surface/0.1, plus any code a newer surface may send. */
@@ -150,9 +150,17 @@ interface OutcomeBase {
   attempts?: number;
   /**
    * Set when a retry was refused with REPLAY_DETECTED and the first
-   * attempt's own reply never came: the first attempt reached the surface.
+   * attempt's own reply never came (the first attempt reached the surface),
+   * and on an invoke answered by a malformed or oversize reply.
    */
   effectUnknown?: boolean;
+  /** The transport the answer came on (set on outcomes of calls). */
+  transport?: "port" | "window";
+  /**
+   * true when the answer came over the page window, where any script of the
+   * page could have swallowed the real reply and posted this one instead.
+   */
+  forgeable?: boolean;
 }
 
 /**
@@ -182,7 +190,7 @@ export interface BusinessErrorOutcome extends OutcomeBase {
 export interface ProtocolErrorOutcome extends OutcomeBase {
   kind: "protocol-error";
   ok: false;
-  error: { code: SurfaceErrorCode; message: string; retryAfterMs?: number; violations?: Violation[] };
+  error: { code: SurfaceErrorCode; message: string; retryAfterMs?: number; violations?: Violation[]; bound?: "replyBytes" | "depth" };
   /** With RATE_LIMITED: how long to wait. */
   retryAfterMs?: number;
 }
@@ -224,15 +232,14 @@ export interface ConnectOptions {
   /** The application to talk to; several surfaces on one page are told apart by it. */
   app?: string;
   /**
-   * "window" (default without a credential): requests and replies on the
-   * window, visible to the page's own scripts; reaches whichever surface
-   * listens now. "port" (default with a credential): the page's private
-   * MessagePort channel; replies reach this client only. Where the browser
-   * fires MessagePort "close" events (Chromium 156 does not), the client
-   * ends with CLOSED when the page closes the channel; elsewhere calls on a
-   * closed channel end in TIMEOUT.
+   * "auto" (default without a credential): the private channel where the
+   * page offers it, else the window (client.privateRefused says why).
+   * "port" (default with a credential): the page's private MessagePort
+   * channel or nothing; replies reach this client only. "window": requests
+   * and replies on the window, where the page's other scripts can read and
+   * forge them (outcomes carry forgeable: true).
    */
-  transport?: "port" | "window";
+  transport?: "auto" | "port" | "window";
   /** Handed to the page's authenticate on the private channel, posted once. Implies transport "port". */
   credential?: unknown;
   /** Default: globalThis.window. */
@@ -282,6 +289,8 @@ export interface SurfaceClient {
   /** The application this client talks to (undefined: whichever surface answers). */
   readonly app: string | undefined;
   readonly transport: "port" | "window";
+  /** Why an "auto" client talks over the window: the page refused a private channel, or nothing answered connect. */
+  readonly privateRefused: "REFUSED" | "NO_SURFACE" | undefined;
   readonly closed: boolean;
   /** Resolves with the error that ended the client (NAVIGATED, or CLOSED after close() or a closed channel). */
   readonly ended: Promise<SurfaceClientError>;
@@ -309,9 +318,16 @@ export declare function discover(options?: {
   settleMs?: number;
 }): Promise<ReadonlyArray<{ app: string | undefined; outcome: DescribeOutcome }>>;
 
-/** Classifies a response envelope as exactly one kind. */
-export declare function classify(envelope: unknown, method: "describe"): DescribeOutcome;
-export declare function classify(envelope: unknown, method?: "invoke"): Outcome;
+/** What a reply must answer: the request id and app (each checked when given). */
+export interface Expect {
+  id?: string;
+  app?: string;
+  askedChanged?: boolean;
+  limits?: { replyBytes: number; depth: number };
+}
+/** Reads a reply (an envelope or the window wrapper around it) by the shared reply grammar, as exactly one kind. */
+export declare function classify(reply: unknown, method: "describe", expect?: Expect): DescribeOutcome;
+export declare function classify(reply: unknown, method?: "invoke", expect?: Expect): Outcome;
 
 export declare function findCapability(description: Description | undefined, capabilityId: string): Capability | undefined;
 /** The record parameter of a folded template, or undefined for a plain capability. */

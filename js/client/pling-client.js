@@ -47,9 +47,9 @@ const ClientErrorCode = Object.freeze({
 /** Codes the client puts on outcomes it had to classify conservatively. */
 const OutcomeCode = Object.freeze({
   MALFORMED_RESPONSE: "MALFORMED_RESPONSE", // protocol-error: the reply does not follow the protocol
+  REPLY_OUT_OF_BOUNDS: "REPLY_OUT_OF_BOUNDS", // protocol-error: the reply is larger or deeper than the client reads
   APPROVAL_DENIED: "APPROVAL_DENIED", // business-error: a person denied the approval
   APPROVAL_STATUS_UNKNOWN: "APPROVAL_STATUS_UNKNOWN", // business-error: never read as a grant
-  BUSINESS_ERROR: "BUSINESS_ERROR", // business-error: result.error without a usable code
 });
 
 const hasOwn = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
@@ -97,57 +97,148 @@ function newRequestId() {
 }
 
 // ---------------------------------------------------------------------------
+// Bounds on what a page sends
+
+/**
+ * The most a reply may weigh before anything reads it. replyBytes is the
+ * reply's JSON size as estimated by a walk that stops as soon as it passes
+ * the bound (the surface itself never answers more than 1 MiB); depth is the
+ * reply grammar's nesting limit.
+ */
+const DEFAULT_LIMITS = Object.freeze({ replyBytes: 1 << 20, depth: 128 });
+
+/**
+ * Walks a reply once, in time bounded by limits.replyBytes rather than by
+ * what the page sent, and says what is wrong with it: a size or depth past
+ * the limits (bound is set), a value JSON cannot carry, or two members of
+ * one object whose names differ only in case (a Go or case-insensitive
+ * reader would take the other one). "" when nothing is.
+ */
+function inspectReply(value, limits = DEFAULT_LIMITS) {
+  let budget = limits.replyBytes;
+  const stack = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop();
+    if (depth > limits.depth) return { bound: "depth", message: `the reply is nested deeper than ${limits.depth}` };
+    if (v === null || typeof v === "boolean") budget -= 5;
+    else if (typeof v === "number") {
+      if (!Number.isFinite(v)) return { message: "the reply holds a number JSON cannot carry" };
+      budget -= 8;
+    } else if (typeof v === "string") budget -= v.length + 2;
+    else if (Array.isArray(v)) {
+      // Read the length first: a huge array is refused without touching it.
+      budget -= 2 + v.length;
+      if (budget < 0) break;
+      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], depth + 1]);
+    } else if (typeof v === "object" && Object.prototype.toString.call(v) === "[object Object]") {
+      budget -= 2;
+      const seen = new Set();
+      for (const k in v) {
+        if (!Object.prototype.hasOwnProperty.call(v, k)) continue;
+        budget -= k.length + 4;
+        if (budget < 0) break;
+        const folded = k.toUpperCase().toLowerCase();
+        if (seen.has(folded)) return { message: `the reply has two members named ${JSON.stringify(k)} up to case` };
+        seen.add(folded);
+        stack.push([v[k], depth + 1]);
+      }
+    } else return { message: `the reply holds a ${typeof v === "object" ? "non-JSON object" : typeof v}` };
+    if (budget < 0) break;
+  }
+  if (budget < 0) return { bound: "replyBytes", message: `the reply is larger than ${limits.replyBytes} bytes` };
+  return null;
+}
+
+// ---------------------------------------------------------------------------
 // Classification
 
 /**
- * Classifies a response envelope as exactly one of "success",
- * "business-error" or "protocol-error". Anything the client does not
- * recognise (an ok that is not a boolean, an unknown approval status, a
- * describe result without capabilities) lands in a failure class, never in
- * success and never as an approval.
+ * Reads a reply by the one reply grammar every client of the surface shares
+ * (testdata/replies at the repository's root holds it as vectors) and sorts
+ * it into exactly one of "success", "business-error" or "protocol-error".
+ * reply is the response envelope or the window wrapper around it. expect
+ * may name the request id and app the reply must carry. Whatever does not
+ * follow the grammar is a protocol-error with code MALFORMED_RESPONSE,
+ * never a success and never an approval; for an invoke its effect is
+ * unknown.
  */
-function classify(envelope, method = "invoke") {
-  if (!isObject(envelope)) return malformed("", "the reply carries no envelope object", envelope);
-  const id = typeof envelope.id === "string" ? envelope.id : "";
-  if (envelope.protocol !== SURFACE_PROTOCOL) {
-    return malformed(id, `the reply speaks ${JSON.stringify(envelope.protocol)}, not ${SURFACE_PROTOCOL}`, envelope);
+function classify(reply, method = "invoke", expect = {}) {
+  const wrong = inspectReply(reply, expect.limits ?? DEFAULT_LIMITS);
+  if (wrong) return malformed("", wrong.message, reply, method, wrong.bound);
+  if (!isObject(reply)) return malformed("", "the reply is not a JSON object", reply, method);
+  let envelope = reply;
+  if (hasOwn(reply, "envelope")) {
+    if (reply.channel !== CHANNEL) return malformed("", "the wrapper is not on the pling.surface channel", reply, method);
+    if (reply.kind !== "response") return malformed("", "the wrapper is not a response", reply, method);
+    if (hasOwn(reply, "app") && reply.app !== null && typeof reply.app !== "string") return malformed("", "the wrapper's app is not a string", reply, method);
+    if (expect.app !== undefined && reply.app !== expect.app) return malformed("", `the reply comes from app ${JSON.stringify(reply.app ?? null)}, not ${JSON.stringify(expect.app)}`, reply, method);
+    envelope = reply.envelope;
+    if (!isObject(envelope)) return malformed("", "the wrapper carries no envelope object", reply, method);
   }
+  const id = typeof envelope.id === "string" ? envelope.id : "";
+  if (typeof envelope.protocol !== "string") return malformed(id, "the reply names no protocol", envelope, method);
+  if (envelope.protocol !== SURFACE_PROTOCOL) {
+    return malformed(id, `the reply speaks ${JSON.stringify(envelope.protocol)}, not ${SURFACE_PROTOCOL}`, envelope, method);
+  }
+  if (typeof envelope.id !== "string") return malformed(id, "the reply carries no id", envelope, method);
+  if (typeof envelope.ok !== "boolean") return malformed(id, `ok is ${JSON.stringify(envelope.ok)}, neither true nor false`, envelope, method);
+  const hasResult = hasOwn(envelope, "result");
+  const hasError = hasOwn(envelope, "error") && envelope.error !== null;
+
   if (envelope.ok === false) {
+    // The empty id answers a request too broken to read its id from.
+    if (expect.id !== undefined && id !== expect.id && id !== "") return malformed(id, `the reply answers ${JSON.stringify(id)}, not ${JSON.stringify(expect.id)}`, envelope, method);
+    if (hasResult) return malformed(id, "ok is false but the reply has a result", envelope, method);
     const e = envelope.error;
-    if (!isObject(e) || typeof e.code !== "string" || e.code === "") {
-      return malformed(id, "a protocol failure without an error code", envelope);
-    }
+    if (!hasError || !isObject(e)) return malformed(id, "a protocol failure without an error object", envelope, method);
+    if (typeof e.code !== "string" || e.code === "") return malformed(id, "a protocol failure without an error code", envelope, method);
+    if (hasOwn(e, "message") && e.message !== null && typeof e.message !== "string") return malformed(id, "the error message is not a string", envelope, method);
+    const retry = hasOwn(e, "retryAfterMs") && e.retryAfterMs !== null ? e.retryAfterMs : undefined;
+    if (retry !== undefined && !(Number.isInteger(retry) && retry >= 0)) return malformed(id, "retryAfterMs is not a non-negative integer", envelope, method);
+    const violations = hasOwn(e, "violations") && e.violations !== null ? e.violations : undefined;
+    if (violations !== undefined && !Array.isArray(violations)) return malformed(id, "violations are not a list", envelope, method);
     const error = { code: e.code, message: typeof e.message === "string" ? e.message : "" };
     const out = { kind: "protocol-error", ok: false, id, error, approval: "none", envelope };
-    if (typeof e.retryAfterMs === "number" && Number.isFinite(e.retryAfterMs) && e.retryAfterMs > 0) {
-      error.retryAfterMs = e.retryAfterMs;
-      out.retryAfterMs = e.retryAfterMs;
+    if (retry > 0) {
+      error.retryAfterMs = retry;
+      out.retryAfterMs = retry;
     }
-    if (Array.isArray(e.violations)) error.violations = e.violations.filter(isObject);
+    if (violations !== undefined) error.violations = violations.filter(isObject);
     return freeze(out);
   }
-  if (envelope.ok !== true) return malformed(id, `ok is ${JSON.stringify(envelope.ok)}, neither true nor false`, envelope);
 
-  // The runtime omits a null result, so a missing one is a null result.
-  const result = hasOwn(envelope, "result") ? envelope.result : null;
+  if (expect.id !== undefined && id !== expect.id) return malformed(id, `the reply answers ${JSON.stringify(id)}, not ${JSON.stringify(expect.id)}`, envelope, method);
+  if (hasError) return malformed(id, "ok is true but the reply has an error", envelope, method);
+  if (!hasResult) return malformed(id, "ok is true but the reply has no result", envelope, method);
+  const result = envelope.result;
+  const after = hasOwn(envelope, "after") && envelope.after !== null ? envelope.after : undefined;
   if (method === "describe") {
-    if (!isObject(result) || !Array.isArray(result.capabilities) || !isObject(result.context)) {
-      return malformed(id, "a describe result without capabilities and context", envelope);
-    }
+    if (after !== undefined) return malformed(id, "a describe reply with after", envelope, method);
+    const problem = describeProblem(result, expect.app, expect.askedChanged === true);
+    if (problem) return malformed(id, problem, envelope, method);
     return freeze({ kind: "success", ok: true, id, result, description: result, approval: "none", envelope });
+  }
+  if (after !== undefined) {
+    const problem = afterProblem(after);
+    if (problem) return malformed(id, problem, envelope, method);
   }
 
   const out = { ok: true, id, result, envelope };
-  if (isObject(envelope.after)) out.after = envelope.after;
-  const approval = approvalOf(result);
+  if (after !== undefined) out.after = after;
+  let approval = "none";
+  if (isObject(result) && hasOwn(result, "approval")) {
+    const a = result.approval;
+    const status = isObject(a) ? a.status : undefined;
+    if (!APPROVAL_STATUSES.includes(status)) return malformed(id, `the approval status ${JSON.stringify(status ?? null)} is not one of ${APPROVAL_STATUSES.join(", ")}`, envelope, method);
+    approval = status;
+  }
   out.approval = approval;
-  if (isObject(result) && hasOwn(result, "error") && result.error !== null && result.error !== undefined) {
+  if (isObject(result) && hasOwn(result, "error") && result.error !== null) {
     const e = result.error;
+    if (!isObject(e) || typeof e.code !== "string" || e.code === "") return malformed(id, "the result's error has no code", envelope, method);
+    if (hasOwn(e, "message") && e.message !== null && typeof e.message !== "string") return malformed(id, "the result's error message is not a string", envelope, method);
     out.kind = "business-error";
-    out.error =
-      isObject(e) && typeof e.code === "string" && e.code !== ""
-        ? { code: e.code, message: typeof e.message === "string" ? e.message : "" }
-        : { code: OutcomeCode.BUSINESS_ERROR, message: "the page reported an error without a code" };
+    out.error = { code: e.code, message: typeof e.message === "string" ? e.message : "" };
     return freeze(out);
   }
   switch (approval) {
@@ -157,34 +248,88 @@ function classify(envelope, method = "invoke") {
       out.kind = "success";
       break;
     case "denied":
+      // The grammar reads this as a success whose approval was denied; a
+      // caller that only looks at kind must not take it as done, so it is
+      // presented as a failure.
       out.kind = "business-error";
       out.error = { code: OutcomeCode.APPROVAL_DENIED, message: "a person denied the approval" };
       break;
-    default:
+    default: // "unknown": the page could not tell; never a grant
       out.kind = "business-error";
-      out.error = { code: OutcomeCode.APPROVAL_STATUS_UNKNOWN, message: "the approval status is not one this client knows; it is not a grant" };
+      out.error = { code: OutcomeCode.APPROVAL_STATUS_UNKNOWN, message: "the page reports the approval status as unknown; it is not a grant" };
   }
   return freeze(out);
 }
 
-// approvalOf reads result.approval.status: "none" when there is no approval
-// member, a known status, or "unknown" for anything else.
-function approvalOf(result) {
-  if (!isObject(result) || !hasOwn(result, "approval")) return "none";
-  const a = result.approval;
-  const status = isObject(a) ? a.status : undefined;
-  return status === "pending" || status === "granted" || status === "denied" ? status : "unknown";
+const APPROVAL_STATUSES = ["pending", "granted", "denied", "unknown"];
+
+// describeProblem checks a description as far as a caller relies on it: the
+// members it reads have their types, capability ids are unique and
+// non-empty, and a folded template names its record parameter.
+function describeProblem(d, app, askedChanged) {
+  if (!isObject(d)) return "the description is not an object";
+  if (hasOwn(d, "protocol") && d.protocol !== SURFACE_PROTOCOL) return `the description speaks ${JSON.stringify(d.protocol)}`;
+  if (!Array.isArray(d.capabilities)) return "the description has no capabilities list";
+  if (!isObject(d.context)) return "the description has no context object";
+  if (app !== undefined && d.app !== app) return `the description is of app ${JSON.stringify(d.app ?? null)}, not ${JSON.stringify(app)}`;
+  // A surface says "unchanged" only, and with an empty list, to a describe that asked whether anything changed.
+  if (d.capabilitiesUnchanged === true && (d.capabilities.length > 0 || !askedChanged)) return "capabilitiesUnchanged answers a describe that did not ask for it";
+  const seen = new Set();
+  for (const c of d.capabilities) {
+    if (!isObject(c) || typeof c.id !== "string" || c.id === "") return "a capability without an id";
+    if (seen.has(c.id)) return `capability ${JSON.stringify(c.id)} is listed twice`;
+    seen.add(c.id);
+    for (const k of ["description", "effect", "approval", "handoff"]) {
+      if (hasOwn(c, k) && c[k] !== null && typeof c[k] !== "string") return `capability ${JSON.stringify(c.id)}: ${k} is not a string`;
+    }
+    if (hasOwn(c, "record") && c.record !== null) {
+      if (!isObject(c.record) || typeof c.record.param !== "string" || c.record.param === "") return `folded template ${JSON.stringify(c.id)} names no record parameter`;
+    }
+  }
+  const x = d.context;
+  for (const k of ["records", "recordIds", "feedback", "unavailable", "regions"]) {
+    if (hasOwn(x, k) && x[k] !== null && !Array.isArray(x[k])) return `context.${k} is not a list`;
+  }
+  for (const k of ["recordsTotal", "recordIdsTotal", "feedbackTotal", "unavailableTotal"]) {
+    if (hasOwn(x, k) && x[k] !== null && !(Number.isInteger(x[k]) && x[k] >= 0)) return `context.${k} is not a count`;
+  }
+  if (hasOwn(x, "state") && x.state !== null && !isObject(x.state)) return "context.state is not an object";
+  for (const r of x.records ?? []) {
+    if (!isObject(r) || typeof r.id !== "string") return "a record without an id";
+    if (hasOwn(r, "fields") && r.fields !== null && !isObject(r.fields)) return `record ${JSON.stringify(r.id)}: fields is not an object`;
+  }
+  for (const r of x.recordIds ?? []) if (typeof r !== "string") return "a record id that is not a string";
+  return "";
 }
 
-function malformed(id, message, envelope) {
-  return freeze({
+// afterProblem checks the changes an invoke reports.
+function afterProblem(after) {
+  if (!isObject(after)) return "after is not an object";
+  if (hasOwn(after, "records") && after.records !== null) {
+    if (!Array.isArray(after.records)) return "after.records is not a list";
+    for (const r of after.records) {
+      if (!isObject(r) || typeof r.id !== "string") return "after.records holds a record without an id";
+      if (hasOwn(r, "fields") && r.fields !== null && !isObject(r.fields)) return "after.records holds fields that are not an object";
+    }
+  }
+  if (hasOwn(after, "state") && after.state !== null && !isObject(after.state)) return "after.state is not an object";
+  return "";
+}
+
+function malformed(id, message, envelope, method = "invoke", bound) {
+  const out = {
     kind: "protocol-error",
     ok: false,
     id,
-    error: { code: OutcomeCode.MALFORMED_RESPONSE, message },
+    error: { code: bound ? OutcomeCode.REPLY_OUT_OF_BOUNDS : OutcomeCode.MALFORMED_RESPONSE, message },
     approval: "none",
-    envelope,
-  });
+    // An oversize reply is not kept: what is carried is never larger than the bound.
+    envelope: bound ? null : envelope,
+  };
+  if (bound) out.error.bound = bound;
+  // An invoke answered by a reply that means nothing may have run.
+  if (method === "invoke") out.effectUnknown = true;
+  return freeze(out);
 }
 
 // ---------------------------------------------------------------------------
@@ -229,7 +374,7 @@ function windowTransport(win, app, hooks) {
     const d = event.data;
     if (!isObject(d) || d.channel !== CHANNEL || d.kind !== "response") return;
     if (app !== undefined && d.app !== app) return;
-    hooks.onEnvelope(d.envelope, d.app, false);
+    hooks.onEnvelope(d, false);
   };
   win.addEventListener("message", listener);
   return {
@@ -256,7 +401,7 @@ function portTransport(port, app, hooks) {
     }
     if (!isObject(d) || d.channel !== CHANNEL || d.kind !== "response") return;
     if (app !== undefined && hasOwn(d, "app") && d.app !== app) return;
-    hooks.onEnvelope(d.envelope, d.app, true);
+    hooks.onEnvelope(d, true);
   };
   const onClose = () => hooks.onEnd(ClientErrorCode.CLOSED, "the surface closed the channel");
   port.addEventListener("message", onMessage);
@@ -372,14 +517,15 @@ const CONNECT_OPTIONS = ["app", "transport", "credential", "window", "describeTi
 
 /**
  * Connects to the surface of the page this script runs in.
- * transport "window" (the default) posts requests on the window and reads
- * the replies there; it reaches whichever surface listens now, so it
- * survives the page restarting its listener. transport "port" opens the
- * page's private channel: replies reach this client only, a credential can
- * be handed to the page's authenticate, and where the browser fires
- * MessagePort "close" events the client ends as soon as the page closes
- * the channel (Chromium 156 does not fire them: there a closed channel
- * shows as TIMEOUT).
+ * transport "auto" (the default) opens the page's private channel where the
+ * page offers it, and otherwise (refused, or no answer to connect) talks
+ * over the window; client.transport and every outcome say which one.
+ * transport "port" opens the private channel or fails: replies reach this
+ * client only, a credential can be handed to the page's authenticate, and
+ * the client ends as soon as the page closes the channel. transport
+ * "window" posts requests on the window and reads the replies there, where
+ * every script of the page can read them and forge them (outcomes carry
+ * forgeable: true); it reaches whichever surface listens now.
  */
 async function connect(options = {}) {
   if (!isObject(options)) throw clientError(ClientErrorCode.INVALID_ARGUMENT, "connect options must be an object");
@@ -390,8 +536,8 @@ async function connect(options = {}) {
   checkWindow(win);
   const app = options.app;
   if (app !== undefined && (typeof app !== "string" || app === "")) throw clientError(ClientErrorCode.INVALID_ARGUMENT, "app must be a non-empty string");
-  const transport = options.transport ?? (options.credential !== undefined ? "port" : "window");
-  if (transport !== "port" && transport !== "window") throw clientError(ClientErrorCode.INVALID_ARGUMENT, 'transport must be "port" or "window"');
+  const transport = options.transport ?? (options.credential !== undefined ? "port" : "auto");
+  if (transport !== "port" && transport !== "window" && transport !== "auto") throw clientError(ClientErrorCode.INVALID_ARGUMENT, 'transport must be "auto", "port" or "window"');
   if (options.credential !== undefined && transport !== "port") {
     throw clientError(ClientErrorCode.INVALID_ARGUMENT, "a credential travels only on the private channel (transport: \"port\")");
   }
@@ -403,7 +549,15 @@ async function connect(options = {}) {
   if (transport === "window") return new SurfaceClient(win, app, null, settings);
   const MessageChannelCtor = options.MessageChannel ?? globalThis.MessageChannel;
   if (typeof MessageChannelCtor !== "function") throw clientError(ClientErrorCode.UNSUPPORTED_ENVIRONMENT, "no MessageChannel");
-  const opened = await openChannel(win, { app, credential: options.credential, timeoutMs: connectTimeoutMs, MessageChannelCtor });
+  let opened;
+  try {
+    opened = await openChannel(win, { app, credential: options.credential, timeoutMs: connectTimeoutMs, MessageChannelCtor });
+  } catch (err) {
+    if (transport === "auto" && (err.code === ClientErrorCode.REFUSED || err.code === ClientErrorCode.NO_SURFACE)) {
+      return new SurfaceClient(win, app, null, { ...settings, privateRefused: err.code });
+    }
+    throw err;
+  }
   return new SurfaceClient(win, app ?? opened.app, opened.port, settings);
 }
 
@@ -430,7 +584,7 @@ class SurfaceClient {
       this.#resolveEnded = resolve;
     });
     const hooks = {
-      onEnvelope: (env, replyApp, isPrivate) => this.#onEnvelope(env, isPrivate),
+      onEnvelope: (message, isPrivate) => this.#onEnvelope(message, isPrivate),
       onEnd: (code, message) => this.#end(code, message),
     };
     this.#transport = port ? portTransport(port, app, hooks) : windowTransport(win, app, hooks);
@@ -444,6 +598,15 @@ class SurfaceClient {
   /** "port" or "window". */
   get transport() {
     return this.#transport.kind;
+  }
+
+  /**
+   * Why an "auto" client talks over the window: "REFUSED" (the page refused
+   * a private channel without a credential) or "NO_SURFACE" (nothing
+   * answered connect); undefined otherwise.
+   */
+  get privateRefused() {
+    return this.#settings.privateRefused;
   }
 
   /** Whether the client has ended (navigation, closed channel, close()). */
@@ -634,8 +797,13 @@ class SurfaceClient {
           call.fail(ClientErrorCode.TIMEOUT, `no reply to ${envelope.method} ${envelope.id} within ${timeoutMs} ms (${call.attempts} attempt${call.attempts === 1 ? "" : "s"})`);
         }
       };
-      call.onEnvelope = (env) => {
-        const outcome = classify(env, envelope.method);
+      call.onEnvelope = (message) => {
+        // The port is this client's own; the window is every script's, and
+        // a same-window script can swallow the page's reply and post its
+        // own, so an answer read there says so.
+        const via = { transport: this.#transport.kind, forgeable: !this.#transport.private };
+        const askedChanged = isObject(envelope.input) && envelope.input.capabilities === "changed";
+        const outcome = { ...classify(message, envelope.method, { id: envelope.id, app: this.app, askedChanged }), ...via };
         if (isInvoke && (resent || call.attempts > 1) && outcome.kind === "protocol-error" && outcome.error.code === "REPLAY_DETECTED") {
           // The refusal answers a retry; the first attempt may still answer
           // with its real result (same id), so wait for it until the timer.
@@ -657,7 +825,8 @@ class SurfaceClient {
     });
   }
 
-  #onEnvelope(env, isPrivate) {
+  #onEnvelope(message, isPrivate) {
+    const env = message.envelope;
     if (!isObject(env)) return;
     let id = typeof env.id === "string" ? env.id : "";
     // A request the page could not read is answered with the empty id. On
@@ -665,7 +834,7 @@ class SurfaceClient {
     // the shared window it could be any script's, so it is ignored there.
     if (id === "" && isPrivate && this.#pending.size === 1) id = this.#pending.keys().next().value;
     const call = this.#pending.get(id);
-    if (call) call.onEnvelope(env);
+    if (call) call.onEnvelope(message);
   }
 
   #copyEnd(envelope, attempts, err = this.#ended) {
@@ -714,7 +883,8 @@ async function discover(options = {}) {
       if (!isObject(d) || d.channel !== CHANNEL || d.kind !== "response" || !isObject(d.envelope) || d.envelope.id !== envelope.id) return;
       const app = typeof d.app === "string" ? d.app : undefined;
       if (found.has(app)) return;
-      found.set(app, classify(d.envelope, "describe"));
+      // Discovery asks on the window, where any script of the page can answer.
+      found.set(app, freeze({ ...classify(d, "describe", { id: envelope.id }), transport: "window", forgeable: true }));
       if (found.size === 1) {
         clearInterval(repost);
         settleTimer = setTimeout(() => finish(null), settleMs);

@@ -2,7 +2,7 @@
 // follow the page runtime's wire format. Run: node --test js/client/
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { readFileSync, readdirSync } from "node:fs";
 import vm from "node:vm";
 
 import * as client from "./pling-client.js";
@@ -322,19 +322,21 @@ describe("classification", () => {
   const id = "r1";
   const cases = [
     { name: "success", env: ok(id, { title: "done" }), kind: "success", approval: "none" },
-    { name: "null result (omitted by the runtime)", env: ok(id), kind: "success", approval: "none" },
+    { name: "null result", env: ok(id, null), kind: "success", approval: "none" },
+    { name: "no result at all", env: ok(id), kind: "protocol-error", code: OutcomeCode.MALFORMED_RESPONSE },
     { name: "error member null is no error", env: ok(id, { error: null }), kind: "success" },
     { name: "business failure", env: ok(id, { error: { code: "ORDER_LOCKED", message: "locked" } }), kind: "business-error", code: "ORDER_LOCKED" },
-    { name: "business failure without code", env: ok(id, { error: "locked" }), kind: "business-error", code: OutcomeCode.BUSINESS_ERROR },
+    { name: "business failure without code", env: ok(id, { error: "locked" }), kind: "protocol-error", code: OutcomeCode.MALFORMED_RESPONSE },
     { name: "business failure wins over pending", env: ok(id, { error: { code: "X", message: "" }, approval: { status: "pending" } }), kind: "business-error", code: "X", approval: "pending" },
     { name: "approval pending", env: ok(id, { approval: { status: "pending" } }), kind: "success", approval: "pending" },
     { name: "approval granted", env: ok(id, { approval: { status: "granted" } }), kind: "success", approval: "granted" },
     { name: "approval denied", env: ok(id, { approval: { status: "denied" } }), kind: "business-error", code: OutcomeCode.APPROVAL_DENIED, approval: "denied" },
     { name: "approval unknown", env: ok(id, { approval: { status: "unknown" } }), kind: "business-error", code: OutcomeCode.APPROVAL_STATUS_UNKNOWN, approval: "unknown" },
-    { name: "approval approved (not a status)", env: ok(id, { approval: { status: "approved" } }), kind: "business-error", code: OutcomeCode.APPROVAL_STATUS_UNKNOWN, approval: "unknown" },
-    { name: "approval as a bare string", env: ok(id, { approval: "granted" }), kind: "business-error", code: OutcomeCode.APPROVAL_STATUS_UNKNOWN, approval: "unknown" },
-    { name: "approval null", env: ok(id, { approval: null }), kind: "business-error", code: OutcomeCode.APPROVAL_STATUS_UNKNOWN, approval: "unknown" },
-    { name: "approval status in another case", env: ok(id, { approval: { status: "Granted" } }), kind: "business-error", code: OutcomeCode.APPROVAL_STATUS_UNKNOWN },
+    { name: "approval approved (not a status)", env: ok(id, { approval: { status: "approved" } }), kind: "protocol-error", code: OutcomeCode.MALFORMED_RESPONSE },
+    { name: "approval as a bare string", env: ok(id, { approval: "granted" }), kind: "protocol-error", code: OutcomeCode.MALFORMED_RESPONSE },
+    { name: "approval null", env: ok(id, { approval: null }), kind: "protocol-error", code: OutcomeCode.MALFORMED_RESPONSE },
+    { name: "approval status in another case", env: ok(id, { approval: { status: "Granted" } }), kind: "protocol-error", code: OutcomeCode.MALFORMED_RESPONSE },
+    { name: "ok true with an error beside the result", env: { ...ok(id, { title: "t" }), error: { code: "X" } }, kind: "protocol-error", code: OutcomeCode.MALFORMED_RESPONSE },
     { name: "protocol failure", env: fail(id, "CAPABILITY_NOT_EXPOSED"), kind: "protocol-error", code: "CAPABILITY_NOT_EXPOSED" },
     { name: "rate limited", env: fail(id, "RATE_LIMITED", { retryAfterMs: 1500 }), kind: "protocol-error", code: "RATE_LIMITED", retryAfterMs: 1500 },
     { name: "a code from a newer surface", env: fail(id, "SOMETHING_NEW"), kind: "protocol-error", code: "SOMETHING_NEW" },
@@ -373,8 +375,10 @@ describe("classification", () => {
   test("no unknown status is ever a success or an approval", () => {
     for (const status of [undefined, null, "", "ok", "approved", "GRANTED", "granted ", 1, true, {}]) {
       const out = classify(ok("x", { approval: { status } }));
-      assert.notEqual(out.kind, "success", `status ${JSON.stringify(status)}`);
-      assert.equal(out.approval, "unknown");
+      assert.equal(out.kind, "protocol-error", `status ${JSON.stringify(status)}`);
+      assert.equal(out.error.code, OutcomeCode.MALFORMED_RESPONSE);
+      assert.equal(out.approval, "none");
+      assert.equal(out.effectUnknown, true, "an invoke answered by nonsense may have run");
     }
     for (const okValue of [undefined, null, "true", 1, "yes", {}]) {
       const out = classify({ protocol: SURFACE_PROTOCOL, id: "x", ok: okValue, result: { title: "done" } });
@@ -477,17 +481,34 @@ describe("connecting", () => {
     assert.equal(s.ports[0].peer.closed, true, "close() closes the client's port");
   });
 
-  test("the window is the default; a credential means the private channel", async () => {
+  test("the private channel is the default where the page offers it; outcomes say which transport carried them", async () => {
     const win = new FakeWindow();
     const s = fakeSurface(win, { app: "orders" });
     const c = await connect({ window: win, MessageChannel: FakeChannel });
-    assert.equal(c.transport, "window");
-    await c.describe();
-    assert.equal(s.seen[0].via, "window");
+    assert.equal(c.transport, "port");
+    assert.equal(c.privateRefused, undefined);
+    const d = await c.describe();
+    assert.equal(s.seen[0].via, "port");
+    assert.equal(d.transport, "port");
+    assert.equal(d.forgeable, false);
     c.close();
+    // A page that refuses a channel without a credential is talked to over
+    // the window, and every answer read there says it could be forged.
+    const refusing = new FakeWindow();
+    fakeSurface(refusing, { app: "orders", refuse: true });
+    const w = await connect({ window: refusing, MessageChannel: FakeChannel });
+    assert.equal(w.transport, "window");
+    assert.equal(w.privateRefused, ClientErrorCode.REFUSED);
+    const out = await w.invoke("orders.search", {});
+    assert.equal(out.transport, "window");
+    assert.equal(out.forgeable, true);
+    w.close();
+    const explicit = await connect({ window: win, transport: "window" });
+    assert.equal(explicit.transport, "window");
+    explicit.close();
     const withCredential = await connect({ window: win, MessageChannel: FakeChannel, credential: "token" });
     assert.equal(withCredential.transport, "port");
-    assert.equal(s.connects[0].credential, "token");
+    assert.equal(s.connects.at(-1).credential, "token");
     withCredential.close();
   });
 
@@ -787,5 +808,110 @@ describe("classic build", () => {
     assert.throws(() => toClassic("const a = 1;\n"));
     assert.throws(() => toClassic("const u = import.meta.url;\nexport { u };\n"));
     assert.throws(() => toClassic("const a = 1;\nexport { a as b };\n"));
+  });
+});
+
+// The reply grammar every client shares: the vectors in testdata/replies at
+// the repository's root, which the Go client runs too. Vectors given as
+// text or bytes (duplicate keys, invalid UTF-8) cannot reach this client,
+// which only ever receives structured-clone objects, so they are left out.
+describe("the shared reply vectors", () => {
+  const dir = new URL("../../testdata/replies/", import.meta.url);
+  const files = readdirSync(dir).filter((f) => f.endsWith(".json"));
+  const vectors = files.flatMap((f) => JSON.parse(readFileSync(new URL(f, dir), "utf8")).map((v) => ({ file: f, ...v })));
+  const objectVectors = vectors.filter((v) => Object.hasOwn(v, "reply"));
+
+  test("there are vectors of both methods", () => {
+    assert.ok(objectVectors.some((v) => v.method === "invoke") && objectVectors.some((v) => v.method === "describe"), `files ${files}`);
+    assert.ok(objectVectors.length >= 40, `${objectVectors.length} vectors`);
+  });
+
+  for (const v of objectVectors) {
+    test(`${v.file}: ${v.name}`, () => {
+      const out = classify(v.reply, v.method, { id: "req-1", app: v.app });
+      const want = v.want;
+      const is = (kind, code) => out.kind === kind && (code === undefined || (out.error && out.error.code === code));
+      switch (want.outcome) {
+        case "malformed":
+          assert.ok(is("protocol-error", OutcomeCode.MALFORMED_RESPONSE) || is("protocol-error", OutcomeCode.REPLY_OUT_OF_BOUNDS), `got ${out.kind} ${out.error?.code}: ${out.error?.message}`);
+          if (v.method === "invoke") assert.equal(out.effectUnknown, true);
+          return;
+        case "protocol-failure":
+          assert.ok(is("protocol-error", want.code), `got ${out.kind} ${out.error?.code}: ${out.error?.message}`);
+          assert.equal(out.retryAfterMs, want.retryAfterMs);
+          if (want.violations !== undefined) assert.equal(out.error.violations.length, want.violations);
+          break;
+        case "business-failure":
+          assert.ok(is("business-error", want.code), `got ${out.kind} ${out.error?.code}: ${out.error?.message}`);
+          break;
+        case "success":
+          // A denied or unknown approval is presented as a failure, which
+          // the grammar allows: neither one took effect.
+          if (want.approval === "denied") assert.ok(is("business-error", OutcomeCode.APPROVAL_DENIED), `got ${out.kind}`);
+          else if (want.approval === "unknown") assert.ok(is("business-error", OutcomeCode.APPROVAL_STATUS_UNKNOWN), `got ${out.kind}`);
+          else assert.ok(is("success"), `got ${out.kind} ${out.error?.code}: ${out.error?.message}`);
+          break;
+        default:
+          assert.fail(`unknown outcome ${want.outcome}`);
+      }
+      if (want.approval !== undefined) assert.equal(out.approval, want.approval);
+      if (want.message !== undefined) assert.equal(out.error.message, want.message);
+    });
+  }
+});
+
+describe("hostile pages", () => {
+  test("an oversize or too deep reply is refused naming the bound, and is not kept", () => {
+    const huge = ok("r", { rows: new Array(5_000_000).fill(0) });
+    const long = ok("r", { title: "x".repeat(50 << 20) });
+    let deep = [];
+    for (let i = 0; i < 200; i++) deep = [deep];
+    for (const [name, env, bound] of [["array", huge, "replyBytes"], ["string", long, "replyBytes"], ["depth", ok("r", deep), "depth"]]) {
+      const out = classify(env, "invoke", { id: "r" });
+      assert.equal(out.kind, "protocol-error", name);
+      assert.equal(out.error.code, OutcomeCode.REPLY_OUT_OF_BOUNDS, name);
+      assert.equal(out.error.bound, bound, name);
+      assert.equal(out.envelope, null, `${name}: the oversize reply is dropped`);
+      assert.equal(out.effectUnknown, true, name);
+    }
+    // Just under the bound is read.
+    assert.equal(classify(ok("r", { title: "x".repeat((1 << 20) - 200) }), "invoke", { id: "r" }).kind, "success");
+  });
+
+  test("members whose names differ only in case are malformed at any depth", () => {
+    const out = classify(ok("r", { title: "t", nested: { note: "a", NOTE: "b" } }), "invoke", { id: "r" });
+    assert.equal(out.error.code, OutcomeCode.MALFORMED_RESPONSE);
+  });
+
+  test("a same-window script forges a success on the window, but never on the private channel", async () => {
+    // The page's own surface takes its time; a script of the page reads
+    // requests on the window and answers first with a fake success.
+    const forge = (win) =>
+      win.addEventListener("message", (e) => {
+        const d = e.data;
+        if (d && d.kind === "request" && d.envelope && d.envelope.method === "invoke") {
+          win.postMessage({ channel: CHANNEL, kind: "response", app: "orders", envelope: ok(d.envelope.id, { title: "forged" }) }, win.location.origin);
+        }
+      });
+    const slow = (env) => new Promise((r) => setTimeout(() => r(ok(env.id, { title: "real" })), 20));
+
+    const win = new FakeWindow();
+    fakeSurface(win, { app: "orders", handler: slow });
+    forge(win);
+    const overWindow = await connect({ window: win, transport: "window", app: "orders" });
+    const forged = await overWindow.invoke("orders.search", {});
+    assert.equal(forged.result.title, "forged", "the window cannot tell a forged answer from the page's");
+    assert.equal(forged.forgeable, true, "so the outcome says it could have been forged");
+    overWindow.close();
+
+    const win2 = new FakeWindow();
+    fakeSurface(win2, { app: "orders", handler: slow });
+    forge(win2);
+    const c = await connect({ window: win2, MessageChannel: FakeChannel });
+    const real = await c.invoke("orders.search", {});
+    assert.equal(real.result.title, "real");
+    assert.equal(real.forgeable, false);
+    assert.equal(win2.requests().length, 0, "no request was visible on the window");
+    c.close();
   });
 });
