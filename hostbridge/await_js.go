@@ -4,10 +4,8 @@ package hostbridge
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"syscall/js"
-	"time"
 )
 
 // jsenv holds the JS built-ins the bridge uses, looked up once on first use
@@ -18,11 +16,15 @@ type jsenv struct {
 	object        js.Value // Object
 	reflect       js.Value // Reflect
 	bind          js.Value // Function.prototype.bind
+	// setTimeout and clearTimeout bound the wait for a host Promise when
+	// the host keeps no time limit itself (see waitHere).
+	setTimeout, clearTimeout js.Value
 
-	// settle is the one callback every awaited Promise reports to, through
-	// bound copies settle.bind(null, id, fulfilled). It lives as long as
-	// the program: a Promise that settles after its waiter gave up calls it
-	// with an id nobody waits for, which is simply ignored.
+	// settle is the one callback every host Promise the bridge waits for
+	// itself reports to, through bound copies settle.bind(null, ticket,
+	// fulfilled), and its time limit through settle.bind(null, ticket,
+	// false, undefined, true). It lives as long as the program: whatever
+	// comes for a ticket already answered is ignored.
 	settle js.Func
 	// capture is the executor for new Promise(...) where
 	// Promise.withResolvers is missing; see newDeferred.
@@ -33,32 +35,9 @@ var (
 	envOnce sync.Once
 	env     *jsenv
 
-	pendingMu sync.Mutex
-	pending   = map[uint64]waiter{}
-	nextID    uint64
-
 	captureMu       sync.Mutex
 	capturedResolve js.Value
 )
-
-type settlement struct {
-	ok bool
-	v  js.Value
-	// text is the value when the settler wrote it to the waiter's lane
-	// (inEntry); v is then undefined.
-	text    []byte
-	inEntry bool
-	// timedOut: the settler gave up waiting for the page (a host that
-	// keeps the time limit itself; see timedExecutor).
-	timedOut bool
-}
-
-// waiter is one expected settlement. Its lane, when it has one, reads a
-// fulfilment given as a length in entryIO.
-type waiter struct {
-	ch   chan settlement
-	lane lane
-}
 
 func theEnv() *jsenv {
 	envOnce.Do(newEnv)
@@ -72,6 +51,7 @@ func newEnv() {
 	env = e
 	wr, err := reflectGet(e.reflect, e.promise, "withResolvers")
 	e.withResolvers = err == nil && wr.Type() == js.TypeFunction
+	e.setTimeout, e.clearTimeout = g.Get("setTimeout"), g.Get("clearTimeout")
 	e.settle = funcOf("settle", onSettle, nil)
 	e.capture = funcOf("capture", func(_ js.Value, args []js.Value) js.Value {
 		// Runs synchronously inside Promise.New while newDeferred holds
@@ -87,44 +67,14 @@ func onSettle(_ js.Value, args []js.Value) js.Value {
 	if len(args) < 2 || args[0].Type() != js.TypeNumber {
 		return js.Undefined()
 	}
-	id := uint64(args[0].Float())
-	s := settlement{ok: args[1].Truthy(), v: js.Undefined()}
+	ok := args[1].Truthy()
+	v := js.Undefined()
 	if len(args) > 2 {
-		s.v = args[2]
+		v = args[2]
 	}
-	s.timedOut = !s.ok && len(args) > 3 && args[3].Truthy()
-	w, found := take(id)
-	if !found {
-		return js.Undefined()
-	}
-	if s.ok && w.lane.size > 0 && s.v.Type() == js.TypeNumber {
-		// Read at once: entryIO is only stable until this call returns.
-		text, ok := w.lane.entryText(s.v)
-		if !ok {
-			s = settlement{ok: true, v: js.Undefined()} // not text: a bad answer
-		} else {
-			s.text, s.inEntry, s.v = text, true, js.Undefined()
-		}
-	}
-	w.ch <- s // buffered; the only send, since the entry is gone
+	timedOut := !ok && len(args) > 3 && args[3].Truthy()
+	settled(int32(args[0].Int()), ok, v, timedOut)
 	return js.Undefined()
-}
-
-// take removes the waiter expected under id and returns it: whoever takes
-// it is the one settlement it gets.
-func take(id uint64) (waiter, bool) {
-	pendingMu.Lock()
-	w, found := pending[id]
-	delete(pending, id)
-	pendingMu.Unlock()
-	return w, found
-}
-
-// pendingCount reports how many awaits are waiting for a settlement.
-func pendingCount() int {
-	pendingMu.Lock()
-	defer pendingMu.Unlock()
-	return len(pending)
 }
 
 // isThenable reports whether v must be awaited: an object or function with
@@ -152,95 +102,17 @@ func reflectGet(reflect, obj js.Value, key string) (v js.Value, err error) {
 	return v, err
 }
 
-// await waits for v (a Promise, a thenable or a plain value) without ever
-// blocking the JS event loop: it must run on its own goroutine, never inside
-// a js.FuncOf callback. It returns when v settles, when ctx ends or after
-// timeout (0: no timeout of its own); in the last two cases the waiter is
-// removed, so a late settlement finds nobody and is dropped.
-func await(ctx context.Context, op string, v js.Value, timeout time.Duration) (js.Value, error) {
-	e := theEnv()
-	var p js.Value
-	if err := catch(op, func() { p = e.promise.Call("resolve", v) }); err != nil {
-		return js.Undefined(), err
-	}
-	id, ch := expect(lane{})
-	err := catch(op, func() {
-		ok := e.settle.Call("bind", js.Null(), float64(id), true)
-		fail := e.settle.Call("bind", js.Null(), float64(id), false)
-		p.Call("then", ok, fail)
-	})
-	if err != nil {
-		forget(id)
-		return js.Undefined(), err
-	}
-	st, err := waitSettled(ctx, op, id, ch, timeout)
-	return st.v, err
-}
-
-// expect registers a waiter for one settlement, reported to the settle
-// callback under the returned id. l, when it is a lane, reads a text the
-// settler wrote to entryIO.
-func expect(l lane) (uint64, chan settlement) {
-	ch := make(chan settlement, 1)
-	pendingMu.Lock()
-	nextID++
-	id := nextID
-	pending[id] = waiter{ch: ch, lane: l}
-	pendingMu.Unlock()
-	return id, ch
-}
-
-// forget removes a waiter, so that a late settlement finds nobody.
-func forget(id uint64) {
-	pendingMu.Lock()
-	delete(pending, id)
-	pendingMu.Unlock()
-}
-
-// waitSettled waits for the settlement expected under id, the end of ctx
-// or timeout (0: none of its own), whichever comes first.
-func waitSettled(ctx context.Context, op string, id uint64, ch chan settlement, timeout time.Duration) (settlement, error) {
-	var expired <-chan time.Time
-	if timeout > 0 {
-		t := time.NewTimer(timeout)
-		defer t.Stop()
-		expired = t.C
-	}
-	select {
-	case s := <-ch:
-		if s.ok {
-			return s, nil
-		}
-		if s.timedOut {
-			return settlement{v: js.Undefined()}, newError(op, KindTimeout, "the host's time limit passed")
-		}
-		return settlement{v: js.Undefined()}, &Error{Op: op, Kind: KindRejected, Msg: describe(s.v), Reason: s.v}
-	case <-ctx.Done():
-		forget(id)
-		none := settlement{v: js.Undefined()}
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return none, newError(op, KindTimeout, "did not settle before the deadline")
-		}
-		return none, newError(op, KindCancelled, ctx.Err().Error())
-	case <-expired:
-		forget(id)
-		return settlement{v: js.Undefined()}, newError(op, KindTimeout, "did not settle in "+timeout.String())
-	}
-}
-
-// settleValue awaits v only when it is a thenable; a plain answer costs no
-// trip through the event loop.
-//
-// Inside a step (see step_js.go) nothing is awaited: a thenable is parked
-// for the export to hand to the host, and the answer is errPending.
-func settleValue(ctx context.Context, op string, v js.Value, timeout time.Duration) (js.Value, error) {
+// settleValue answers v when it is no thenable. A thenable is parked for
+// the step in ctx (see pend), which then waits for it; nothing is ever
+// awaited on a goroutine.
+func settleValue(ctx context.Context, op string, v js.Value) (js.Value, error) {
 	if !isThenable(v) {
 		return v, nil
 	}
 	if pend(ctx, v) {
 		return js.Undefined(), errPending
 	}
-	return await(ctx, op, v, timeout)
+	return js.Undefined(), newError(op, KindBadValue, "a Promise outside a step")
 }
 
 // deferred is a Promise created in Go together with its resolve function.

@@ -17,13 +17,6 @@
 //	actions()                         JSON text of Action[]
 //	view(queryJSON)                   JSON text of the view, or a Promise of it
 //	execute(action, argsJSON, ctxJSON) JSON text of the result, or a Promise of it
-//	executeAsync(action, argsJSON, ctxJSON, settle, id)  (optional, used instead of execute)
-//	                                  JSON text of the result, or undefined and later
-//	                                  settle(id, true, text) / settle(id, false, reason)
-//	executeTimed(action, argsJSON, ctxJSON, settle, id, limitMs)  (optional, used instead of both)
-//	                                  executeAsync that keeps the time limit itself: once
-//	                                  limitMs pass unanswered, settle(id, false, undefined, true)
-//	                                  and never settle(id, ...) again
 //	session()                         JSON text of a session, null, or a Promise of either (optional);
 //	                                  true: the session of the text it answered last
 //	expose(idsJSON)                   JSON text of one boolean per id (optional)
@@ -36,16 +29,17 @@
 //	                                  came through the module's exports (see step_js.go)
 //	sessionFor(token)                 (optional, with reply) what the session getter of the call
 //	                                  taken under token answers, as session() does
-//	wait(ticket, kind, promise, limitMs)  (with reply) settles a Promise a host function
+//	wait(ticket, kind, promise, limitMs)  (optional) settles a Promise a host function
 //	                                  answered, within limitMs, and gives the outcome to the
-//	                                  pling_answer export once
+//	                                  pling_answer export once; without it the bridge waits
+//	                                  itself, through its settle callback and a JS timeout
 //	held()                            (with wait) a text too long for entryIO, given to
 //	                                  pling_answer as -4
 //
 // With a lane, texts cross as UTF-8 copied into those buffers instead of as
 // JS strings: a text parameter may be given as its length in io, a text
-// answer may be its length in io, and instance.handle and the executor's
-// settle may be given the length of a text in entryIO. The JS runtime's
+// answer may be its length in io, and instance.handle and the exports may
+// be given the length of a text in entryIO. The JS runtime's
 // host always offers one; see lane_js.go for the convention and why it
 // cannot mix up two calls' bytes.
 //
@@ -54,22 +48,21 @@
 // synchronously and call the host's functions from inside the export; a
 // Promise a host function answers is handed to wait, and its outcome comes
 // back through pling_answer. step_js.go has the contract and why. The
-// js.FuncOf methods of an instance (handle, describe) remain for a runtime
-// bound without its Go object, and they await host Promises on goroutines
-// as the rules below say.
+// js.FuncOf methods of an instance (handle, describe), for a runtime bound
+// without its Go object, run the same steps inside the callback.
 //
 // Rules the bridge keeps at the boundary:
 //
-//   - A JS function is never waited for inside a js.FuncOf callback: the
-//     callback copies its arguments, starts a goroutine and returns a Promise
-//     that the goroutine settles. Blocking there would deadlock the program.
-//   - Every awaited Promise is wired for both fulfilment and rejection and
-//     is bounded by a timeout or the caller's context. The settle callbacks
-//     are bound copies of one long-lived function, keyed by a call id, so a
-//     Promise that settles after its caller gave up finds no waiter and is
-//     dropped without a trace; nothing per call needs releasing.
+//   - Nothing is ever waited for on a goroutine: a step that gets a
+//     Promise ends, and the Promise's outcome starts the next one. No
+//     export and no callback parks.
+//   - Every Promise the bridge waits for is wired for both fulfilment and
+//     rejection and is bounded by a time limit. A ticket is answered once;
+//     whatever comes for it later is dropped without a trace. The settle
+//     callbacks are bound copies of one long-lived function, so nothing per
+//     call needs releasing.
 //   - Every JS exception and every syscall/js panic becomes an *Error
-//     (see catch), and every callback recovers, so a throwing page or a bad
+//     (see catch), and every entry recovers, so a throwing page or a bad
 //     argument can never stop the Go program.
 //   - The registry's actions are parsed only when its version() changed, or,
 //     without version(), when the text actions() returns changed.

@@ -3,7 +3,6 @@
 package hostbridge
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"sync"
@@ -111,7 +110,7 @@ func create(t *testing.T, h js.Value, cfg Config) js.Value {
 // on every entry, which tests that count timers would see.
 func wait(t *testing.T, p js.Value) js.Value {
 	t.Helper()
-	v, err := await(context.Background(), "test", withJSTimeout.Invoke(p, 20000), 0)
+	v, err := awaitJS(withJSTimeout.Invoke(p, 20000))
 	if err != nil {
 		t.Fatalf("await: %v", err)
 	}
@@ -227,4 +226,31 @@ func resetEnvForTest() {
 	}
 	envOnce = sync.Once{}
 	env = nil
+}
+
+// awaitJS waits for the Promise (or value) p on the calling goroutine,
+// which must not be a js.FuncOf callback.
+func awaitJS(p js.Value) (js.Value, error) {
+	type outcome struct {
+		v  js.Value
+		ok bool
+	}
+	ch := make(chan outcome, 1)
+	var ok, fail js.Func
+	ok = js.FuncOf(func(_ js.Value, args []js.Value) any {
+		ch <- outcome{args[0], true}
+		return nil
+	})
+	fail = js.FuncOf(func(_ js.Value, args []js.Value) any {
+		ch <- outcome{args[0], false}
+		return nil
+	})
+	defer ok.Release()
+	defer fail.Release()
+	js.Global().Get("Promise").Call("resolve", p).Call("then", ok, fail)
+	o := <-ch
+	if !o.ok {
+		return js.Undefined(), &Error{Op: "test", Kind: KindRejected, Msg: describe(o.v), Reason: o.v}
+	}
+	return o.v, nil
 }

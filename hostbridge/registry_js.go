@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"sync"
 	"syscall/js"
-	"time"
 
 	"pling.dev/agent/surface"
 )
@@ -27,7 +26,6 @@ type registry struct {
 	// crossing and a decode of the name on every call.
 	version, actionsFn, view, expose js.Value
 	hasVersion, hasExpose            bool
-	timeout                          time.Duration
 
 	mu      sync.Mutex
 	key     string // version key of the cached actions; "" = none
@@ -49,14 +47,13 @@ type registry struct {
 	actionsParse int // times the actions were parsed
 }
 
-func newRegistry(host js.Value, l lane, timeout time.Duration) *registry {
+func newRegistry(host js.Value, l lane) *registry {
 	r := &registry{
 		lane:      l,
 		version:   hostFunc(host, "version"),
 		actionsFn: hostFunc(host, "actions"),
 		view:      hostFunc(host, "view"),
 		expose:    hostFunc(host, "expose"),
-		timeout:   timeout,
 	}
 	r.hasVersion = r.version.Type() == js.TypeFunction
 	r.hasExpose = r.expose.Type() == js.TypeFunction
@@ -214,7 +211,7 @@ func (r *registry) View(ctx context.Context, q surface.ViewQuery) (*surface.View
 	}
 	text := a.text
 	if !a.inIO {
-		v, err := settleValue(ctx, "registry.view", a.v, r.timeout)
+		v, err := settleValue(ctx, "registry.view", a.v)
 		if err != nil {
 			return nil, err
 		}

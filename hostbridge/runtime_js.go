@@ -33,7 +33,7 @@ var openSurfaces atomic.Int64
 func ReadStats() Stats {
 	return Stats{
 		LiveFuncs:     int(liveFuncs.Load()),
-		PendingAwaits: pendingCount(),
+		PendingAwaits: len(tickets),
 		Surfaces:      int(openSurfaces.Load()),
 		FastEntries:   int(fastEntries.Load()),
 	}
@@ -93,9 +93,9 @@ func createInstance(_ js.Value, args []js.Value) js.Value {
 const internalReply = `{"protocol":"` + surface.Protocol + `","id":"","ok":false,"error":{"code":"INTERNAL_ERROR","message":"internal error"}}`
 const internalDescribe = `{"ok":false,"error":{"code":"INTERNAL_ERROR","message":"internal error"}}`
 
-// export builds the instance object. Each method copies its arguments,
-// starts a goroutine and returns at once: the work may await page Promises
-// (executor, session, ...), which must never happen inside a callback.
+// export builds the instance object. Its methods run the kernel's steps
+// inside the callback, as the exports do; a host Promise is waited for by
+// the settle callback, and the answer goes out when the last step is done.
 //
 // handle(requestJSON, sessionGetter?, reply?, shared?) answers through a
 // Promise of the response text, or, when reply is a function, by calling
@@ -111,10 +111,10 @@ func (s *Surface) export() js.Value {
 	inst := theEnv().object.New()
 	var handle, describeFn, closeFn js.Func
 	handle = funcOf("handle", func(_ js.Value, args []js.Value) js.Value {
-		a := answerer{s: s, fallback: internalReply}
+		f := &flight{s: s, a: answerer{s: s}}
 		if len(args) > 2 && args[2].Type() == js.TypeFunction {
-			a.reply = args[2]
-			a.shared = len(args) > 3 && args[3].Type() == js.TypeBoolean && args[3].Bool()
+			f.a.reply = args[2]
+			f.a.shared = len(args) > 3 && args[3].Type() == js.TypeBoolean && args[3].Bool()
 		}
 		var req []byte
 		switch {
@@ -123,39 +123,48 @@ func (s *Surface) export() js.Value {
 			// Refuse an oversize request before copying it into Go: a
 			// string has at least as many UTF-8 bytes as UTF-16 code units.
 			if stringLength(args[0]) > s.limits.MaxRequestBytes {
-				return a.now(s.failure(surface.CodeInvalidRequest, "request is larger than the size limit"))
+				return f.now(s.failure(surface.CodeInvalidRequest, "request is larger than the size limit"))
 			}
 			req = []byte(args[0].String())
 		default:
 			// A length in entryIO (see lane).
 			req, _ = s.lane.entryText(args[0])
 		}
-		session := js.Undefined()
-		if len(args) > 1 && args[1].Type() == js.TypeFunction {
-			session = args[1]
+		ctx := context.Background()
+		perCall := len(args) > 1 && args[1].Type() == js.TypeFunction
+		if perCall {
+			ctx = context.WithValue(ctx, sessionKey{}, args[1])
 		}
-		return s.serve(a, req, session)
+		result, err := f.answerLater()
+		if err != nil {
+			return resolvedPromise(internalReply)
+		}
+		s.startHandle(f, ctx, req, perCall)
+		return result
 	}, func(*Error) js.Value { return resolvedPromise(internalReply) })
 
 	// describe(inputJSON?, reply?) answers like handle, without shared mode.
 	describeFn = funcOf("describe", func(_ js.Value, args []js.Value) js.Value {
-		a := answerer{s: s, fallback: internalDescribe}
+		f := &flight{s: s, a: answerer{s: s}, describe: true}
 		if len(args) > 1 && args[1].Type() == js.TypeFunction {
-			a.reply = args[1]
+			f.a.reply = args[1]
 		}
 		var input []byte
 		if len(args) > 0 && !args[0].IsUndefined() && !args[0].IsNull() {
 			if args[0].Type() != js.TypeString {
-				return a.now([]byte(`{"ok":false,"error":{"code":"INVALID_REQUEST","message":"describe input must be JSON text"}}`))
+				return f.now([]byte(`{"ok":false,"error":{"code":"INVALID_REQUEST","message":"describe input must be JSON text"}}`))
 			}
 			if stringLength(args[0]) > s.limits.MaxRequestBytes {
-				return a.now([]byte(`{"ok":false,"error":{"code":"INVALID_REQUEST","message":"describe input is larger than the size limit"}}`))
+				return f.now([]byte(`{"ok":false,"error":{"code":"INVALID_REQUEST","message":"describe input is larger than the size limit"}}`))
 			}
 			input = []byte(args[0].String())
 		}
-		return a.run("describe.run", func([]byte) ([]byte, surface.SharedCaps) {
-			return s.Describe(context.Background(), input), surface.SharedCaps{}
-		})
+		result, err := f.answerLater()
+		if err != nil {
+			return resolvedPromise(internalDescribe)
+		}
+		s.startDescribe(f, input)
+		return result
 	}, func(*Error) js.Value { return resolvedPromise(internalDescribe) })
 
 	closeFn = funcOf("close", func(js.Value, []js.Value) js.Value {
@@ -189,26 +198,10 @@ func (s *Surface) export() js.Value {
 	return inst
 }
 
-// serve answers the request text req (nil: the call gave none) through a,
-// under session (a per-call session getter, or undefined).
-func (s *Surface) serve(a answerer, req []byte, session js.Value) js.Value {
-	switch {
-	case req == nil:
-		return a.now(s.failure(surface.CodeInvalidRequest, "request must be JSON text"))
-	case len(req) > s.limits.MaxRequestBytes:
-		return a.now(s.failure(surface.CodeInvalidRequest, "request is larger than the size limit"))
-	}
-	return a.run("handle.run", func(dst []byte) ([]byte, surface.SharedCaps) {
-		return s.handle(context.Background(), dst, req, session)
-	})
-}
-
-// answerer delivers the one answer of an instance call: to the caller's
-// reply function when it gave one, else through a Promise.
+// answerer delivers the one answer of a call to a reply function.
 type answerer struct {
-	s        *Surface
-	fallback string   // the answer when the work breaks
-	reply    js.Value // the caller's reply function, or undefined
+	s     *Surface
+	reply js.Value // the reply function
 	// token, when not nil, is passed to reply before the answer: the
 	// host's reply function serves every call that came through an
 	// export and tells them apart by it.
@@ -224,15 +217,6 @@ func (a answerer) replyArgs(params ...any) []any {
 	return append([]any{a.token}, params...)
 }
 
-// now answers at once.
-func (a answerer) now(text []byte) js.Value {
-	if a.reply.Type() != js.TypeFunction {
-		return resolvedPromise(string(text))
-	}
-	a.send(text)
-	return js.Undefined()
-}
-
 // send calls the reply function with text, through the lane when there is
 // one. A reply function that throws is the caller's problem: the answer was
 // given.
@@ -241,33 +225,27 @@ func (a answerer) send(text []byte) {
 	_, _ = a.s.lane.call("reply", a.reply, a.replyArgs(params...), put, false)
 }
 
-// run does work on a goroutine and answers with its result. A panic in
-// work answers the fallback, so the caller always gets an answer and the Go
-// program keeps running. work appends its answer to a pooled buffer.
-func (a answerer) run(op string, work func(dst []byte) ([]byte, surface.SharedCaps)) js.Value {
-	var settle func(text []byte)
-	result := js.Undefined()
-	if a.reply.Type() == js.TypeFunction {
-		settle = a.send
-	} else {
-		d, err := newDeferred()
-		if err != nil {
-			return resolvedPromise(a.fallback)
-		}
-		settle = func(text []byte) { _ = catch("resolve", func() { d.resolve.Invoke(transient(text)) }) }
-		result = d.promise
+// answerLater readies f to answer later: through its reply function, or
+// else through a Promise, which it returns.
+func (f *flight) answerLater() (js.Value, error) {
+	if f.a.reply.Type() == js.TypeFunction {
+		return js.Undefined(), nil
 	}
-	goSafe(op, func() {
-		buf := bufferPool.Get().(*[]byte)
-		b, shared := work((*buf)[:0])
-		if a.shared && shared.ID != 0 {
-			b = a.replyShared(b, shared)
-		} else {
-			settle(b)
-		}
-		putBuffer(buf, b)
-	}, func(*Error) { settle([]byte(a.fallback)) })
-	return result
+	d, err := newDeferred()
+	if err != nil {
+		return js.Undefined(), err
+	}
+	f.promise = d
+	return d.promise, nil
+}
+
+// now answers an instance call at once.
+func (f *flight) now(text []byte) js.Value {
+	if f.a.reply.Type() != js.TypeFunction {
+		return resolvedPromise(string(text))
+	}
+	f.a.send(text)
+	return js.Undefined()
 }
 
 // replyShared answers b without the shared capability list when the caller

@@ -5,6 +5,7 @@ package hostbridge
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"syscall/js"
 	"time"
@@ -12,105 +13,12 @@ import (
 	"pling.dev/agent/surface"
 )
 
-// executor implements surface.Executor on host.execute(action, argsJSON,
-// contextJSON). The kernel bounds the call with ExecuteTimeout through ctx;
-// when it fires, the await below gives up too, so nothing waits forever.
-type executor struct{ host js.Value }
+// noExecutor stands in for the kernel's executor: the steps run the
+// executor themselves (see flight.execute), so it is never called.
+type noExecutor struct{}
 
-func (x executor) Execute(ctx context.Context, call surface.Call) (json.RawMessage, error) {
-	cb, err := surface.AppendJSON(make([]byte, 0, 256), call.Context)
-	if err != nil {
-		return nil, err
-	}
-	var v js.Value
-	if err := catch("execute", func() {
-		v = x.host.Call("execute", call.Action, string(call.Input), string(cb))
-	}); err != nil {
-		return nil, err
-	}
-	if v, err = settleValue(ctx, "execute", v, 0); err != nil {
-		return nil, err
-	}
-	if v.Type() != js.TypeString {
-		return nil, newError("execute", KindBadValue, "execute() must answer JSON text")
-	}
-	return json.RawMessage(v.String()), nil
-}
-
-// settlingExecutor implements surface.Executor on the optional
-// host.executeAsync(action, argsJSON, contextJSON, settle, id), which
-// answers JSON text at once when the page's executor did, and otherwise
-// answers undefined and later calls settle(id, true, text) or
-// settle(id, false, reason) itself. Waiting that way takes one call into JS
-// where awaiting a returned Promise takes five, each leaving Go a JS value
-// to track and finalize, which measured as much as the rest of an invoke's
-// bridge work. With a lane, the three texts go through io, and the text
-// given to settle may be a length in entryIO.
-type settlingExecutor struct {
-	fn   js.Value // host.executeAsync
-	lane lane
-}
-
-func (x settlingExecutor) Execute(ctx context.Context, call surface.Call) (json.RawMessage, error) {
-	return x.run(ctx, call)
-}
-
-// run calls the host's function with the call, then extra parameters, and
-// waits for its answer.
-func (x settlingExecutor) run(ctx context.Context, call surface.Call, extra ...any) (json.RawMessage, error) {
-	cb, err := surface.AppendJSON(make([]byte, 0, 256), call.Context)
-	if err != nil {
-		return nil, err
-	}
-	id, ch := expect(x.lane)
-	params, put := x.lane.textParams([]byte(call.Action), call.Input, cb)
-	params = append(append(params, theEnv().settle.Value, float64(id)), extra...)
-	a, err := x.lane.call("execute", x.fn, params, put, true)
-	if err != nil {
-		forget(id)
-		return nil, err
-	}
-	if a.inIO {
-		forget(id)
-		return json.RawMessage(a.text), nil
-	}
-	v := a.v
-	if v.IsUndefined() {
-		s, err := waitSettled(ctx, "execute", id, ch, 0)
-		if isKind(err, KindTimeout) {
-			return nil, surface.ErrExecuteTimeout
-		}
-		if err != nil {
-			return nil, err
-		}
-		if s.inEntry {
-			return json.RawMessage(s.text), nil
-		}
-		v = s.v
-	} else {
-		forget(id)
-	}
-	if v.Type() != js.TypeString {
-		return nil, newError("execute", KindBadValue, "execute() must answer JSON text")
-	}
-	return json.RawMessage(v.String()), nil
-}
-
-// timedExecutor is settlingExecutor on the optional host.executeTimed,
-// which takes the time limit as a sixth parameter, in milliseconds, and
-// keeps it itself: once it passes without an answer, the host calls
-// settle(id, false, undefined, true) and never settles that id again. The
-// kernel then arms no Go timer for the call, and a Go timer pending while
-// the program waits for the page costs a JS setTimeout and clearTimeout
-// every time it does.
-type timedExecutor struct{ settlingExecutor }
-
-func (x timedExecutor) ExecuteTimed(ctx context.Context, call surface.Call, limit time.Duration) (json.RawMessage, error) {
-	ms := float64(limit.Milliseconds())
-	if ms < 1 {
-		ms = 1
-	}
-	return x.run(ctx, call, ms)
+func (noExecutor) Execute(context.Context, surface.Call) (json.RawMessage, error) {
+	return nil, errors.New("hostbridge: the executor runs as a step")
 }
 
 // sessionKey carries a per-call session getter (a private channel's
@@ -133,7 +41,7 @@ type wireSession struct {
 // from ctx when there is one, else the host's session(). Any failure (a
 // throw, a rejection, a timeout, text that is not a session) is an error,
 // which the kernel answers with SESSION_INVALID: it never means "no session".
-func sessionSource(host js.Value, l lane, hasHost bool, timeout time.Duration) surface.SessionSource {
+func sessionSource(host js.Value, l lane, hasHost bool) surface.SessionSource {
 	// The last session each kind of getter answered: host.session() may
 	// answer true for "the same as my last text", which must never pick up
 	// the session of a per-call getter.
@@ -169,7 +77,7 @@ func sessionSource(host js.Value, l lane, hasHost bool, timeout time.Duration) s
 		if a.inIO {
 			return sessionFromText(last, a.text)
 		}
-		v, err := settleValue(ctx, "session", a.v, timeout)
+		v, err := settleValue(ctx, "session", a.v)
 		if err != nil {
 			return nil, err
 		}
@@ -251,17 +159,14 @@ func msTime(n json.Number) (time.Time, error) {
 // answers {allowed: true} or {allowed: false, retryAfterMs > 0}, or a
 // Promise of one. Anything else is illegal and the kernel answers
 // RATE_LIMIT_UNAVAILABLE: undefined or an exception never lets a request by.
-type limiter struct {
-	host    js.Value
-	timeout time.Duration
-}
+type limiter struct{ host js.Value }
 
 func (l limiter) Allow(ctx context.Context, key string, now time.Time) (surface.Decision, error) {
 	var v js.Value
 	if err := catch("allow", func() { v = l.host.Call("allow", key, float64(now.UnixMilli())) }); err != nil {
 		return surface.Decision{}, err
 	}
-	v, err := settleValue(ctx, "allow", v, l.timeout)
+	v, err := settleValue(ctx, "allow", v)
 	if err != nil {
 		return surface.Decision{}, err
 	}
@@ -303,10 +208,7 @@ func decision(v js.Value) (surface.Decision, error) {
 // guard implements surface.ReplayGuard on host.claim(sessionId, requestId,
 // windowMs), which answers "claimed" or "replayed", or a Promise of one.
 // Anything else is illegal: REPLAY_GUARD_UNAVAILABLE, the executor never runs.
-type guard struct {
-	host    js.Value
-	timeout time.Duration
-}
+type guard struct{ host js.Value }
 
 func (g guard) Claim(ctx context.Context, key surface.ReplayKey, _ time.Time, window time.Duration) (surface.ReplayDecision, error) {
 	var v js.Value
@@ -315,7 +217,7 @@ func (g guard) Claim(ctx context.Context, key surface.ReplayKey, _ time.Time, wi
 	}); err != nil {
 		return 0, err
 	}
-	v, err := settleValue(ctx, "claim", v, g.timeout)
+	v, err := settleValue(ctx, "claim", v)
 	if err != nil {
 		return 0, err
 	}
@@ -335,10 +237,10 @@ func (g guard) Claim(ctx context.Context, key surface.ReplayKey, _ time.Time, wi
 // (the kernel never puts input, results or credentials in it).
 //
 // The response does not wait for an asynchronous sink: audit() is called
-// before the response is settled, and a Promise it returns is awaited on
-// its own goroutine (bounded by the host timeout), its failure reported to
-// auditError. A slow log store therefore cannot slow the agent down, and a
-// failing one is still noticed.
+// before the response is settled, and a Promise it returns is watched
+// (bounded by the host timeout), its failure reported to auditError. A
+// slow log store therefore cannot slow the agent down, and a failing one
+// is still noticed.
 type auditor struct {
 	host     js.Value
 	audit    js.Value // host.audit
@@ -358,11 +260,9 @@ func (a auditor) onAudit(_ context.Context, ev surface.AuditEvent) error {
 		return err
 	}
 	if v := ans.v; !ans.inIO && isThenable(v) {
-		goSafe("audit", func() {
-			if _, err := await(context.Background(), "audit", v, a.timeout); err != nil {
-				a.report(err, b)
-			}
-		}, nil)
+		// The reply does not wait for the sink; its failure, or its not
+		// settling in time, still reaches auditError.
+		watchAudit(a, v, b)
 	}
 	return nil
 }

@@ -8,28 +8,9 @@ import (
 	"testing"
 )
 
-// settlingHost builds a host whose executeAsync wraps exec the way
-// js/pling-surface.js does: text at once for an immediate answer, else
-// undefined and a later settle(id, ok, value). execute itself fails, so a
-// test passes only when executeAsync was used.
-func settlingHost(t *testing.T, exec string) js.Value {
-	t.Helper()
-	return host(t, `(() => {
-	  const exec = `+exec+`;
-	  const isThenable = (v) => v !== null && (typeof v === "object" || typeof v === "function") && typeof v.then === "function";
-	  return __t.host({
-	    execute() { throw new Error("execute must not be called when executeAsync exists"); },
-	    executeAsync(id, args, ctx, settle, callId) {
-	      const r = exec(id, args, ctx);
-	      if (!isThenable(r)) return r;
-	      Promise.resolve(r).then((text) => settle(callId, true, text), (reason) => settle(callId, false, reason));
-	      return undefined;
-	    },
-	  });
-	})()`)
-}
-
-func TestSettlingExecutorOutcomes(t *testing.T) {
+// Outcomes of an executor whose Promise the bridge waits for itself (a
+// host without wait): the settle callback, bound to the wait's ticket.
+func TestExecutorPromiseOutcomes(t *testing.T) {
 	for _, tc := range []struct {
 		name, execute string
 		wantOK        bool
@@ -48,7 +29,7 @@ func TestSettlingExecutorOutcomes(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := baseline(t)
-			inst := create(t, settlingHost(t, tc.execute), Config{})
+			inst := create(t, host(t, `__t.host({ execute: `+tc.execute+` })`), Config{})
 			r := handle(t, inst, invokeReq("i", "orders.search", `{}`))
 			if r.OK != tc.wantOK || r.code() != tc.wantCode {
 				t.Fatalf("ok=%v code=%q, want ok=%v code=%q", r.OK, r.code(), tc.wantOK, tc.wantCode)
@@ -62,62 +43,77 @@ func TestSettlingExecutorOutcomes(t *testing.T) {
 	}
 }
 
-func TestSettlingExecutorThatNeverSettlesTimesOutWithoutLeaking(t *testing.T) {
-	errorsBefore := consoleErrors(t)
-	before := baseline(t)
-	h := settlingHost(t, `() => new Promise((resolve) => { __t.late = resolve; })`)
-	inst := create(t, h, Config{ExecuteTimeoutMs: 50})
-
-	r := handle(t, inst, invokeReq("slow", "orders.search", `{}`))
-	if r.code() != "INTERNAL_ERROR" || !strings.Contains(r.Error.Message, "in time") {
-		t.Fatalf("got %+v, want INTERNAL_ERROR for a timeout", r.Error)
-	}
-	if n := ReadStats().PendingAwaits; n != 0 {
-		t.Fatalf("%d awaits still pending after the timeout", n)
-	}
-	// The answer comes late: nobody waits, nothing is logged, nothing breaks.
-	js.Global().Call("eval", `__t.late(JSON.stringify({ late: true }))`)
-	settleDown()
-	if n := consoleErrors(t) - errorsBefore; n != 0 {
-		t.Fatalf("late settlement logged %d console errors", n)
-	}
-	if r := handle(t, inst, invokeReq("next", "orders.search", `{}`)); r.code() != "INTERNAL_ERROR" {
-		t.Fatalf("second never-settling call: %+v", r)
-	}
-	inst.Call("close")
-	checkNoLeaks(t, before)
+// waitHost is a host with a lane and wait(ticket, kind, promise, limitMs),
+// which only records what it was given: the test answers the tickets
+// itself, through the pling_answer export's function.
+func waitHost(t *testing.T) js.Value {
+	return host(t, `(() => {
+	  const h = __t.host({ execute() { return new Promise(() => {}); } });
+	  h.io = new Uint8Array(1024);
+	  h.entryIO = new Uint8Array(1024);
+	  h.waits = [];
+	  h.wait = (ticket, kind, promise, limitMs) => { h.waits.push({ ticket, kind, limitMs }); };
+	  h.held = () => JSON.stringify({ held: true });
+	  return h;
+	})()`)
 }
 
-// TestTimedExecutor: a host that keeps the time limit itself is given the
-// configured limit, and its timeout settlement ends the call with the
-// kernel's timeout answer and nothing left waiting.
-func TestTimedExecutor(t *testing.T) {
+// lastWait returns the ticket, kind and limit of the last wait.
+func lastWait(t *testing.T, h js.Value) (int32, int, int) {
+	t.Helper()
+	w := h.Get("waits")
+	if w.Length() == 0 {
+		t.Fatal("the bridge handed nothing to wait")
+	}
+	last := w.Index(w.Length() - 1)
+	return int32(last.Get("ticket").Int()), last.Get("kind").Int(), last.Get("limitMs").Int()
+}
+
+// The wait contract: the executor's Promise goes to host.wait with the
+// executor's limit, the answer comes back through pling_answer once, and
+// a ticket answered, unknown, or given a length beyond entryIO is refused
+// or fails closed.
+func TestWaitAndAnswer(t *testing.T) {
 	for _, tc := range []struct {
-		name, body string
-		wantOK     bool
-		wantMsg    string
+		name    string
+		text    string // written to entryIO; code is its length
+		code    float64
+		wantOK  bool
+		wantMsg string
 	}{
-		{"answers later", `Promise.resolve().then(() => settle(callId, true, JSON.stringify({ n: 1 })))`, true, ""},
-		{"answers at once", `return JSON.stringify({ n: 1 })`, true, ""},
-		{"times out", `Promise.resolve().then(() => settle(callId, false, undefined, true))`, false, "executor did not answer in time"},
-		{"rejects", `Promise.resolve().then(() => settle(callId, false, new Error("no")))`, false, "executor failed"},
+		{"text in entryIO", `{"n":1}`, 7, true, ""},
+		{"held text", ``, codeHeld, true, ""},
+		{"time limit", ``, codeTimedOut, false, "executor did not answer in time"},
+		{"failed", ``, codeFailed, false, "executor failed"},
+		{"length beyond entryIO", ``, 4096, false, "executor failed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := baseline(t)
-			h := host(t, `__t.host({
-			  execute() { throw new Error("execute must not be called when executeTimed exists"); },
-			  executeTimed(id, args, ctx, settle, callId, limitMs) {
-			    this.limits = (this.limits || []).concat([limitMs]);
-			    `+tc.body+`;
-			  },
-			})`)
+			h := waitHost(t)
 			inst := create(t, h, Config{ExecuteTimeoutMs: 1234})
-			r := handle(t, inst, invokeReq("i", "orders.search", `{}`))
+			p := inst.Call("handle", invokeReq("w", "orders.search", `{}`))
+			ticket, kind, limit := lastWait(t, h)
+			if kind != 5 || limit != 1234 {
+				t.Fatalf("wait got kind %d, limit %d; want the executor's (5) with 1234 ms", kind, limit)
+			}
+			if tc.text != "" {
+				js.CopyBytesToJS(h.Get("entryIO"), []byte(tc.text))
+			}
+			if got := enterAnswer(ticket, tc.code); got != entryAccepted {
+				t.Fatalf("pling_answer = %d", got)
+			}
+			if got := enterAnswer(ticket, tc.code); got != entryRefused {
+				t.Fatalf("a second answer to ticket %d = %d, want refused", ticket, got)
+			}
+			r := parseReply(t, wait(t, p))
 			if r.OK != tc.wantOK || (tc.wantMsg != "" && (r.Error == nil || r.Error.Message != tc.wantMsg)) {
 				t.Fatalf("got ok=%v %+v, want ok=%v %q", r.OK, r.Error, tc.wantOK, tc.wantMsg)
 			}
-			if got := h.Get("limits"); got.Length() != 1 || got.Index(0).Int() != 1234 {
-				t.Fatalf("executeTimed was given limits %v, want [1234]", js.Global().Get("JSON").Call("stringify", got))
+			if tc.code == codeHeld && !strings.Contains(string(r.Result), "held") {
+				t.Fatalf("result %s, want the held text", r.Result)
+			}
+			if got := enterAnswer(ticket+1000, 0); got != entryRefused {
+				t.Fatalf("an unknown ticket = %d, want refused", got)
 			}
 			inst.Call("close")
 			checkNoLeaks(t, before)

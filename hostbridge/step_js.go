@@ -105,18 +105,31 @@ func pend(ctx context.Context, v js.Value) bool {
 	return true
 }
 
-// flight is one exchange taken through an export and not yet answered.
+// flight is one exchange in progress: taken through an export, through an
+// instance method (js.FuncOf, for a runtime bound without its Go object),
+// or through the Go API.
 type flight struct {
-	s      *Surface
-	k      *surface.Surface
-	x      *surface.Exchange
-	ctx    context.Context
-	sc     *stepCtx
-	token  int32
-	shared bool
+	s   *Surface
+	k   *surface.Surface
+	x   *surface.Exchange
+	ctx context.Context
+	sc  *stepCtx
+	// a delivers the answer: to the host's reply under a token (exports),
+	// or to the caller's reply function.
+	a answerer
+	// promise, when it has a resolve function, takes the answer as text
+	// instead (an instance method called without a reply function).
+	promise deferred
+	// done, when set, takes the answer instead (the Go API).
+	done func(text []byte)
 	// describe: an in-page describe, answered as instance.describe.
 	describe bool
 	buf      *[]byte // the pooled buffer the reply is built in
+	// timer is the JS timeout of a wait the bridge keeps itself.
+	timer js.Value
+	// watch, when set, makes this flight the watch of an audit sink's
+	// Promise (see watchAudit), not an exchange.
+	watch *auditWatch
 }
 
 var (
@@ -174,33 +187,40 @@ func enterHandle(slot, n, token, flags int32) int32 {
 	fastEntries.Add(1)
 	req := make([]byte, n)
 	js.CopyBytesToGo(req, s.lane.entry)
-	f := &flight{s: s, token: token, shared: flags&flagShared != 0}
+	a := answerer{s: s, reply: s.reply, token: float64(token), shared: flags&flagShared != 0}
+	ctx := context.Background()
+	if flags&flagSession != 0 {
+		ctx = context.WithValue(ctx, sessionTokenKey{}, float64(token))
+	}
+	s.startHandle(&flight{s: s, a: a}, ctx, req, flags&flagSession != 0)
+	return entryAccepted
+}
+
+// startHandle runs the request req in f until it is answered or waits.
+func (s *Surface) startHandle(f *flight, ctx context.Context, req []byte, perCall bool) {
 	defer f.recover()
-	a := answerer{s: s, reply: s.reply, token: float64(token)}
+	runHook("handle.run")
 	switch {
 	case s.closed.Load():
-		a.send(s.failure(surface.CodeInternalError, "surface is closed"))
-		return entryAccepted
+		f.send(s.failure(surface.CodeInternalError, "surface is closed"))
+		return
+	case req == nil:
+		f.send(s.failure(surface.CodeInvalidRequest, "request must be JSON text"))
+		return
 	case len(req) > s.limits.MaxRequestBytes:
-		a.send(s.failure(surface.CodeInvalidRequest, "request is larger than the size limit"))
-		return entryAccepted
+		f.send(s.failure(surface.CodeInvalidRequest, "request is larger than the size limit"))
+		return
 	}
-	perCall := flags&flagSession != 0
 	k, err := s.kernelFor(perCall)
 	if err != nil {
-		a.send(s.failure(surface.CodeInternalError, "internal error"))
-		return entryAccepted
+		f.send(s.failure(surface.CodeInternalError, "internal error"))
+		return
 	}
-	f.k = k
-	f.sc = &stepCtx{}
-	f.ctx = context.WithValue(context.Background(), stepKey{}, f.sc)
-	if perCall {
-		f.ctx = context.WithValue(f.ctx, sessionTokenKey{}, float64(token))
-	}
+	f.k, f.sc = k, &stepCtx{}
+	f.ctx = context.WithValue(ctx, stepKey{}, f.sc)
 	f.buf = bufferPool.Get().(*[]byte)
 	f.x = k.BeginJSON((*f.buf)[:0], req)
 	f.run()
-	return entryAccepted
 }
 
 //go:wasmexport pling_describe
@@ -215,24 +235,28 @@ func enterDescribe(slot, n, token int32) int32 {
 		input = make([]byte, n)
 		js.CopyBytesToGo(input, s.lane.entry)
 	}
-	f := &flight{s: s, token: token, describe: true}
+	s.startDescribe(&flight{s: s, a: answerer{s: s, reply: s.reply, token: float64(token)}}, input)
+	return entryAccepted
+}
+
+// startDescribe runs the in-page describe with input (nil: none) in f.
+func (s *Surface) startDescribe(f *flight, input []byte) {
+	f.describe = true
 	defer f.recover()
-	a := answerer{s: s, reply: s.reply, token: float64(token)}
+	runHook("describe.run")
 	if s.closed.Load() {
-		a.send(describeFailure(&surface.Error{Code: surface.CodeInternalError, Message: "surface is closed"}))
-		return entryAccepted
+		f.send(describeFailure(&surface.Error{Code: surface.CodeInternalError, Message: "surface is closed"}))
+		return
 	}
 	in, perr := parseDescribeInput(input, s.limits.MaxRequestBytes)
 	if perr != nil {
-		a.send(describeFailure(perr))
-		return entryAccepted
+		f.send(describeFailure(perr))
+		return
 	}
-	f.k = s.main
-	f.sc = &stepCtx{}
+	f.k, f.sc = s.main, &stepCtx{}
 	f.ctx = context.WithValue(context.Background(), stepKey{}, f.sc)
 	f.x = s.main.BeginDescribe(in)
 	f.run()
-	return entryAccepted
 }
 
 //go:wasmexport pling_answer
@@ -261,8 +285,19 @@ func (f *flight) recover() {
 		if f.describe {
 			fallback = internalDescribe
 		}
-		a := answerer{s: f.s, reply: f.s.reply, token: float64(f.token)}
-		_ = catch("reply", func() { a.send([]byte(fallback)) })
+		_ = catch("reply", func() { f.send([]byte(fallback)) })
+	}
+}
+
+// send gives the caller its answer.
+func (f *flight) send(text []byte) {
+	switch {
+	case f.done != nil:
+		f.done(append([]byte(nil), text...))
+	case f.promise.resolve.Type() == js.TypeFunction:
+		_ = catch("resolve", func() { f.promise.resolve.Invoke(transient(text)) })
+	default:
+		f.a.send(text)
 	}
 }
 
@@ -329,15 +364,7 @@ func (f *flight) execute(a surface.Ask) surface.Answer {
 func (f *flight) wait(a surface.Ask) {
 	p := f.sc.promise
 	f.sc.promise, f.sc.waiting = js.Undefined(), false
-	for {
-		lastTicket++
-		if lastTicket <= 0 {
-			lastTicket = 1
-		}
-		if tickets[lastTicket] == nil {
-			break
-		}
-	}
+	lastTicket = nextTicket()
 	t := lastTicket
 	tickets[t] = f
 	limit := f.s.hostTimeout
@@ -345,7 +372,12 @@ func (f *flight) wait(a surface.Ask) {
 		limit = a.Timeout
 	}
 	ms := math.Max(1, float64(limit.Milliseconds()))
-	err := catch("wait", func() { f.s.waitFn.Invoke(float64(t), int(a.Kind), p, ms) })
+	var err error
+	if f.s.waitFn.Type() == js.TypeFunction {
+		err = catch("wait", func() { f.s.waitFn.Invoke(float64(t), int(a.Kind), p, ms) })
+	} else {
+		err = f.waitHere(t, p, ms)
+	}
 	if err != nil {
 		// Nothing will settle it: fail the ask now.
 		delete(tickets, t)
@@ -354,6 +386,134 @@ func (f *flight) wait(a surface.Ask) {
 			panic(aerr)
 		}
 		f.run()
+	}
+}
+
+// nextTicket numbers a wait.
+func nextTicket() int32 {
+	for {
+		lastTicket++
+		if lastTicket <= 0 {
+			lastTicket = 1
+		}
+		if tickets[lastTicket] == nil {
+			return lastTicket
+		}
+	}
+}
+
+// waitHere waits for p under ticket t itself, for a host without wait:
+// its outcome, or its time limit of ms, reaches the settle callback.
+func (f *flight) waitHere(t int32, p js.Value, ms float64) error {
+	e := theEnv()
+	return catch("wait", func() {
+		ok := e.settle.Call("bind", js.Null(), float64(t), true)
+		fail := e.settle.Call("bind", js.Null(), float64(t), false)
+		e.promise.Call("resolve", p).Call("then", ok, fail)
+		late := e.settle.Call("bind", js.Null(), float64(t), false, js.Undefined(), true)
+		f.timer = e.setTimeout.Invoke(late, ms)
+	})
+}
+
+// settled is the outcome of the wait under ticket t: v when ok, else a
+// rejection with reason v, or the time limit when timedOut. Whatever comes
+// for a ticket already answered is ignored.
+func settled(t int32, ok bool, v js.Value, timedOut bool) {
+	f := tickets[t]
+	if f == nil {
+		return
+	}
+	delete(tickets, t)
+	if f.timer.Type() == js.TypeNumber {
+		_ = catch("clearTimeout", func() { theEnv().clearTimeout.Invoke(f.timer) })
+		f.timer = js.Undefined()
+	}
+	if w := f.watch; w != nil {
+		if !ok {
+			w.a.report(waitError("audit", v, timedOut), w.event)
+		}
+		return
+	}
+	defer f.recover()
+	a := f.x.Ask()
+	if _, err := f.x.Answer(f.answerValue(a, ok, v, timedOut)); err != nil {
+		panic(err) // cannot happen: the ticket named this ask
+	}
+	f.run()
+}
+
+func waitError(op string, v js.Value, timedOut bool) error {
+	if timedOut {
+		return newError(op, KindTimeout, "did not settle in time")
+	}
+	return &Error{Op: op, Kind: KindRejected, Msg: describe(v), Reason: v}
+}
+
+// answerValue reads the settled value v of the Promise the ask a waited for.
+func (f *flight) answerValue(a surface.Ask, ok bool, v js.Value, timedOut bool) surface.Answer {
+	ans := surface.Answer{Kind: a.Kind, Step: a.Step}
+	op := a.Kind.String()
+	if !ok {
+		ans.Err = waitError(op, v, timedOut)
+		if timedOut && a.Kind == surface.AskExecute {
+			ans.Err = surface.ErrExecuteTimeout
+		}
+		return ans
+	}
+	notText := newError(op, KindBadValue, op+" must answer JSON text")
+	switch a.Kind {
+	case surface.AskSession:
+		switch v.Type() {
+		case js.TypeNull, js.TypeUndefined:
+		case js.TypeString:
+			ans.Session, ans.Err = parseSession([]byte(v.String()))
+		default:
+			ans.Err = notText
+		}
+	case surface.AskView:
+		if v.Type() != js.TypeString {
+			ans.Err = notText
+			break
+		}
+		ans.View, ans.Err = f.s.reg.viewFrom(v.String())
+	case surface.AskLimit:
+		ans.Decision, ans.Err = decision(v)
+	case surface.AskClaim:
+		if v.Type() == js.TypeString {
+			switch v.String() {
+			case "claimed":
+				ans.Replay = surface.Claimed
+			case "replayed":
+				ans.Replay = surface.Replayed
+			}
+		}
+	case surface.AskExecute:
+		if v.Type() != js.TypeString {
+			ans.Err = notText
+			break
+		}
+		ans.Result = []byte(v.String())
+	default:
+		ans.Err = notText
+	}
+	return ans
+}
+
+// auditWatch is an audit sink's Promise being watched for failure.
+type auditWatch struct {
+	a     auditor
+	event []byte
+}
+
+// watchAudit reports to auditError when the sink's Promise v fails or does
+// not settle within the host time limit.
+func watchAudit(a auditor, v js.Value, event []byte) {
+	f := &flight{watch: &auditWatch{a: a, event: event}}
+	t := nextTicket()
+	tickets[t] = f
+	if err := f.waitHere(t, v, math.Max(1, float64(a.timeout.Milliseconds()))); err != nil {
+		delete(tickets, t)
+		a.report(err, event)
 	}
 }
 
@@ -428,30 +588,29 @@ func (f *flight) text(code float64) ([]byte, bool) {
 	return b, true
 }
 
-// deliver sends the exchange's reply to host.reply.
+// deliver gives the caller the exchange's answer.
 func (f *flight) deliver() {
-	a := answerer{s: f.s, reply: f.s.reply, token: float64(f.token), shared: f.shared}
 	if f.describe {
-		// A describe: {"ok":true,"result":...} or {"ok":false,"error":...}.
+		// {"ok":true,"result":...} or {"ok":false,"error":...}.
 		b, err := f.x.DescribeJSON()
 		if err != nil {
 			var perr *surface.Error
 			if !errors.As(err, &perr) {
 				perr = &surface.Error{Code: surface.CodeInternalError, Message: "description could not be encoded"}
 			}
-			a.send(describeFailure(perr))
+			f.send(describeFailure(perr))
 			return
 		}
 		out := make([]byte, 0, len(b)+len(`{"ok":true,"result":}`))
 		out = append(append(append(out, `{"ok":true,"result":`...), b...), '}')
-		a.send(out)
+		f.send(out)
 		return
 	}
 	b, shared := f.x.Reply()
-	if a.shared && shared.ID != 0 {
-		b = a.replyShared(b, shared)
+	if f.a.shared && shared.ID != 0 && f.done == nil && f.promise.resolve.Type() != js.TypeFunction {
+		b = f.a.replyShared(b, shared)
 	} else {
-		a.send(b)
+		f.send(b)
 	}
 	putBuffer(f.buf, b)
 	f.buf = nil

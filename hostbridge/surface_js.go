@@ -84,7 +84,7 @@ func New(host js.Value, cfg Config) (*Surface, error) {
 	s := &Surface{
 		host:         host,
 		lane:         l,
-		reg:          newRegistry(host, l, hostTimeout),
+		reg:          newRegistry(host, l),
 		hostTimeout:  hostTimeout,
 		limits:       surface.DefaultLimits,
 		hasSession:   hasFunc(host, "session"),
@@ -96,19 +96,13 @@ func New(host js.Value, cfg Config) (*Surface, error) {
 	}
 	o := surface.Options{
 		Registry:       s.reg,
-		Execute:        executor{host: host},
+		Execute:        noExecutor{},
 		Now:            time.Now,
 		App:            cfg.App,
 		RecordLimit:    cfg.RecordLimit,
 		MaxRecordLimit: cfg.MaxRecordLimit,
 		ExecuteTimeout: execTimeout,
 		Limits:         s.limits,
-	}
-	switch {
-	case hasFunc(host, "executeTimed"):
-		o.Execute = timedExecutor{settlingExecutor{fn: hostFunc(host, "executeTimed"), lane: l}}
-	case hasFunc(host, "executeAsync"):
-		o.Execute = settlingExecutor{fn: hostFunc(host, "executeAsync"), lane: l}
 	}
 	switch {
 	case s.reg.hasExpose:
@@ -120,7 +114,7 @@ func New(host js.Value, cfg Config) (*Surface, error) {
 		// One limiter for both kernels, so a session's budget is shared.
 		var l surface.Limiter
 		if hasFunc(host, "allow") {
-			l = limiter{host: host, timeout: hostTimeout}
+			l = limiter{host: host}
 		} else {
 			window, err := millis("rateLimit.windowMs", rl.WindowMs)
 			if err != nil {
@@ -140,7 +134,7 @@ func New(host js.Value, cfg Config) (*Surface, error) {
 		}
 		var g surface.ReplayGuard = surface.NewMemoryGuard(surface.DefaultReplayCapacity)
 		if hasFunc(host, "claim") {
-			g = guard{host: host, timeout: hostTimeout}
+			g = guard{host: host}
 		}
 		o.Replay = &surface.ReplayOptions{Window: window, Guard: g}
 	}
@@ -153,7 +147,7 @@ func New(host js.Value, cfg Config) (*Surface, error) {
 
 	main := o
 	if s.hasSession {
-		main.Session = sessionSource(host, l, true, hostTimeout)
+		main.Session = sessionSource(host, l, true)
 	}
 	if s.main, err = surface.New(main); err != nil {
 		return nil, err
@@ -168,7 +162,7 @@ func (s *Surface) kernelFor(perCall bool) (*surface.Surface, error) {
 	}
 	s.perCallOnce.Do(func() {
 		o := s.opts
-		o.Session = sessionSource(s.host, s.lane, false, s.hostTimeout)
+		o.Session = sessionSource(s.host, s.lane, false)
 		s.perCall, s.perCallErr = surface.New(o)
 	})
 	return s.perCall, s.perCallErr
@@ -177,27 +171,24 @@ func (s *Surface) kernelFor(perCall bool) (*surface.Surface, error) {
 // Handle answers one request given as JSON text. session, when it is a JS
 // function, is the session getter for this call alone (same answers as
 // host.session()); otherwise the host's session applies. The answer is the
-// encoded response, never larger than Limits.MaxResponseBytes.
+// encoded response, never larger than Limits.MaxResponseBytes. It blocks
+// until the kernel answered: call it from a goroutine of its own, never
+// from a js.FuncOf callback, since host Promises settle on the event loop.
 func (s *Surface) Handle(ctx context.Context, request []byte, session js.Value) []byte {
-	b, _ := s.handle(ctx, nil, request, session)
-	return b
-}
-
-// handle is Handle that appends the answer to dst and locates a shared
-// capability list in it (see surface.SharedCaps).
-func (s *Surface) handle(ctx context.Context, dst, request []byte, session js.Value) ([]byte, surface.SharedCaps) {
-	if s.closed.Load() {
-		return s.failure(surface.CodeInternalError, "surface is closed"), surface.SharedCaps{}
-	}
+	ch := make(chan []byte, 1)
+	f := &flight{s: s, done: func(b []byte) { ch <- b }}
 	perCall := session.Type() == js.TypeFunction
-	k, err := s.kernelFor(perCall)
-	if err != nil {
-		return s.failure(surface.CodeInternalError, "internal error"), surface.SharedCaps{}
-	}
+	hctx := context.Background()
 	if perCall {
-		ctx = context.WithValue(ctx, sessionKey{}, session)
+		hctx = context.WithValue(hctx, sessionKey{}, session)
 	}
-	return k.HandleJSONAppend(ctx, dst, request)
+	s.startHandle(f, hctx, request, perCall)
+	select {
+	case b := <-ch:
+		return b
+	case <-ctx.Done():
+		return s.failure(surface.CodeInternalError, "internal error")
+	}
 }
 
 // failure encodes a protocol failure the kernel never saw.
@@ -208,31 +199,19 @@ func (s *Surface) failure(code surface.Code, msg string) []byte {
 	})
 }
 
-// Describe answers a direct in-page describe with input as JSON text (empty:
+// Describe answers a direct in-page describe with input as JSON text (nil:
 // no input): {"ok":true,"result":description} or {"ok":false,"error":error}.
 // Session failures keep their SESSION_* codes, which the JS runtime turns
-// into SurfaceSessionError.
+// into SurfaceSessionError. It blocks as Handle does.
 func (s *Surface) Describe(ctx context.Context, input []byte) []byte {
-	var perr *surface.Error
-	if s.closed.Load() {
-		perr = &surface.Error{Code: surface.CodeInternalError, Message: "surface is closed"}
-	} else if in, e := parseDescribeInput(input, s.limits.MaxRequestBytes); e != nil {
-		perr = e
-	} else if d, err := s.main.DescribeJSON(ctx, in); err != nil {
-		if !errors.As(err, &perr) {
-			perr = &surface.Error{Code: surface.CodeInternalError, Message: "description could not be encoded"}
-		}
-	} else {
-		b := make([]byte, 0, len(d)+len(`{"ok":true,"result":}`))
-		b = append(b, `{"ok":true,"result":`...)
-		b = append(b, d...)
-		return append(b, '}')
-	}
-	b, err := surface.AppendJSON([]byte(`{"ok":false,"error":`), perr)
-	if err != nil {
+	ch := make(chan []byte, 1)
+	s.startDescribe(&flight{s: s, done: func(b []byte) { ch <- b }}, input)
+	select {
+	case b := <-ch:
+		return b
+	case <-ctx.Done():
 		return []byte(internalDescribe)
 	}
-	return append(b, '}')
 }
 
 // Close marks the surface closed: later calls answer INTERNAL_ERROR. Calls

@@ -533,11 +533,10 @@ function makeLane() {
 }
 
 // ---------------------------------------------------------------------------
-// Time limits of executor calls, kept here rather than in Go: a Go timer
-// pending while the program waits for the page costs a setTimeout and a
-// clearTimeout every time it does, where one timer here serves every call
-// that is waiting. It is armed for the earliest deadline, left to fire
-// rather than cleared when calls finish, and not re-armed when nothing waits.
+// Time limits of the Promises the kernel waits for (the executor's, an
+// async adapter's), kept here: one timer serves every wait. It is armed
+// for the earliest deadline, left to fire rather than cleared when waits
+// finish, and not re-armed when nothing waits.
 
 const now = typeof performance === "object" && typeof performance.now === "function"
   ? performance.now.bind(performance)
@@ -617,32 +616,7 @@ function buildHost(options, lane, deadlines, entries) {
       return isThenable(r) ? PromiseResolve(r).then(resultText) : answer(run(() => resultText(r)));
     },
   };
-  if (entries === undefined) {
-    // Without the exports (a runtime started elsewhere, no Go object): the
-    // executor's later answer goes to the kernel's settle(callId, ok,
-    // value), and the time limit is kept here; when it passes first,
-    // settle(callId, false, undefined, true), and the late answer goes
-    // nowhere (see hostbridge/doc_js.go).
-    host.executeTimed = (id, argsJson, contextJSON, settle, callId, limitMs) => {
-      [id, argsJson, contextJSON] = texts(id, argsJson, contextJSON);
-      const r = run(() => execute(id, argsJson, freeze(jsonParse(contextJSON))));
-      if (!isThenable(r)) return answer(run(() => resultText(r)));
-      deadlines.start(callId, limitMs, () => settle(callId, false, undefined, true));
-      const report = (ok, value) => {
-        if (!deadlines.finish(callId)) return; // the limit passed first
-        try {
-          settle(callId, ok, value);
-        } catch {
-          // the kernel is gone; nothing waits for this call any more
-        }
-      };
-      PromiseResolve(r).then(resultText).then(
-        (text) => report(true, lane.toKernel(text)),
-        (reason) => report(false, reason),
-      );
-      return undefined;
-    };
-  } else {
+  if (entries !== undefined) {
     // With the exports, the kernel hands every Promise a host function
     // answered to wait(ticket, kind, promise, limitMs) and returns; the
     // settled value goes back through the answer export, once, within
