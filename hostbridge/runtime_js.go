@@ -23,7 +23,7 @@ type Stats struct {
 	// Surfaces is the number of surfaces created and not closed.
 	Surfaces int
 	// FastEntries is the number of calls that came in through the
-	// module's exports rather than through js.FuncOf (see entry_js.go).
+	// module's exports rather than through js.FuncOf (see step_js.go).
 	FastEntries int
 }
 

@@ -37,7 +37,7 @@ type Surface struct {
 	closed atomic.Bool
 
 	// reply is the host's reply(token, text, ...) function, which answers
-	// calls made through the entry exports (see entry_js.go); slot is the
+	// calls made through the entry exports (see step_js.go); slot is the
 	// number those calls name this surface by, 0 when it has none.
 	reply js.Value
 	slot  int32
