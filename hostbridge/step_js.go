@@ -75,6 +75,9 @@ const (
 	codeNone     = -2 // session: no session (null)
 	codeTimedOut = -3 // execute: the time limit passed
 	codeHeld     = -4 // a text too long for entryIO: host.held() answers it
+	// codeParked is execute's answer when the host kept the executor's
+	// Promise for the wait that follows (handed to wait as undefined).
+	codeParked = -5
 )
 
 // errPending is what a host call reports when the host answered with a
@@ -345,12 +348,22 @@ func (f *flight) execute(a surface.Ask) surface.Answer {
 	}
 	l := f.s.lane
 	params, put := l.textParams([]byte(a.Call.Action), a.Call.Input, cb)
-	r, err := l.call("execute", f.s.execFn, params, put, true)
+	r, err := l.call("execute", f.s.execFn, params, put, false)
 	switch {
 	case err != nil:
 		ans.Err = err
-	case r.inIO:
-		ans.Result = []byte(r.text)
+	case r.v.Type() == js.TypeNumber && r.v.Float() == codeParked:
+		// The host kept the Promise for the wait that follows.
+		f.sc.promise, f.sc.waiting = js.Undefined(), true
+	case r.v.Type() == js.TypeNumber:
+		n, ok := laneLength(r.v, l.size)
+		if !ok {
+			ans.Err = newError("execute", KindBadValue, "answer length is out of range")
+			break
+		}
+		b := make([]byte, n)
+		js.CopyBytesToGo(b, l.io)
+		ans.Result = b
 	case r.v.Type() == js.TypeString:
 		ans.Result = []byte(r.v.String())
 	case isThenable(r.v) && pend(f.ctx, r.v):

@@ -451,6 +451,8 @@ const FAILED = -1;
 const NO_SESSION = -2;
 const TIMED_OUT = -3;
 const HELD = -4;
+// execute's answer when it parked the executor's Promise for wait.
+const PARKED = -5;
 // Bounds every awaited host Promise but the executor's, as
 // hostbridge.DefaultHostTimeout does.
 const HOST_TIMEOUT_MS = 10000;
@@ -598,6 +600,7 @@ function checkPositive(name, v, integer) {
 function buildHost(options, lane, deadlines, entries) {
   const { registry, execute, expose, session, rateLimit, replay, onAudit, onAuditError } = options;
   const { texts, answer, run } = lane;
+  let parked; // the executor's Promise, until wait takes it
   const host = {
     io: lane.io,
     entryIO: lane.entryIO,
@@ -613,7 +616,13 @@ function buildHost(options, lane, deadlines, entries) {
     execute: (id, argsJson, contextJSON) => {
       [id, argsJson, contextJSON] = texts(id, argsJson, contextJSON);
       const r = run(() => execute(id, argsJson, freeze(jsonParse(contextJSON))));
-      return isThenable(r) ? PromiseResolve(r).then(resultText) : answer(run(() => resultText(r)));
+      if (!isThenable(r)) return answer(run(() => resultText(r)));
+      const later = PromiseResolve(r).then(resultText);
+      if (entries === undefined) return later;
+      // Kept here for the wait that follows at once: handing the Promise
+      // to the kernel would make it a JS value Go tracks and finalizes.
+      parked = later;
+      return PARKED;
     },
   };
   if (entries !== undefined) {
@@ -644,6 +653,11 @@ function buildHost(options, lane, deadlines, entries) {
       return FAILED;
     };
     host.wait = (ticket, kind, promise, limitMs) => {
+      if (promise === undefined) {
+        // The executor's Promise, parked by execute just before.
+        promise = parked;
+        parked = undefined;
+      }
       // Its own key: the deadlines serve every surface of the runtime.
       const id = {};
       const give = (code) => {
