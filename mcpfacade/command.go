@@ -14,8 +14,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"pling.dev/agent/client"
 )
 
@@ -144,7 +142,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	if *httpAddr != "" {
 		err = serveHTTP(ctx, f, *httpAddr, stderr)
 	} else {
-		err = f.Server().Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}})
+		err = f.Server().Run(ctx, StdioTransport(stdin, stdout))
 	}
 	if err != nil && ctx.Err() == nil {
 		return fail(1, "%v", err)
@@ -190,7 +188,3 @@ func serveHTTP(ctx context.Context, f *Facade, addr string, stderr io.Writer) er
 	}
 	return nil
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

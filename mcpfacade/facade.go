@@ -394,8 +394,12 @@ func invokeResult(r *client.Result, err error) (*mcp.CallToolResult, error) {
 			"No trustworthy answer came back from the page, so it is not known whether this ran. "+
 				"Read "+ContextToolName+" to see the page's state before calling again.",
 			map[string]any{"code": OutcomeUnknown, "message": unknown.Err.Error(), "requestId": unknown.ID}), nil
+	case errors.As(err, &perr) && perr.Code == surface.CodeInvalidRequest:
+		return badInput(perr), nil
 	case errors.As(err, &perr):
 		return nil, protocolError(perr)
+	case errors.Is(err, client.ErrInvalidInput):
+		return badArguments(err), nil
 	case err != nil:
 		return nil, unreachable(err)
 	}
@@ -448,6 +452,33 @@ func toolResult(isError bool, text string, structured map[string]any) *mcp.CallT
 	}
 }
 
+// badInput is the tool result for input the surface refused: the model
+// reads the violations (each with its path) and can correct the call, as
+// MCP prefers for input errors. Nothing ran.
+func badInput(perr *client.ProtocolError) *mcp.CallToolResult {
+	out := map[string]any{"code": perr.Code, "message": perr.Message}
+	if perr.ID != "" {
+		out["requestId"] = perr.ID
+	}
+	msg := "The page refused the arguments; nothing was done. Correct them and call again."
+	if len(perr.Violations) > 0 {
+		out["violations"] = perr.Violations
+		for _, v := range perr.Violations {
+			msg += fmt.Sprintf("\n- at %s (%s): %s", pageQuote(v.InstancePath, maxIDShown), pageText(v.Keyword, maxIDShown, false), pageText(v.Message, maxIDShown, false))
+		}
+	} else if perr.Message != "" {
+		msg += " The page says: " + pageQuote(perr.Message, maxDescriptionShown)
+	}
+	return toolResult(true, msg, out)
+}
+
+// badArguments is the tool result for arguments the facade could not read
+// at all. Nothing was sent.
+func badArguments(err error) *mcp.CallToolResult {
+	return toolResult(true, "The arguments could not be read; nothing was done: "+err.Error(),
+		map[string]any{"code": InvalidArguments, "message": err.Error()})
+}
+
 // protocolError is the JSON-RPC error for a surface's protocol failure,
 // with everything the surface said in data.
 func protocolError(perr *client.ProtocolError) *jsonrpc.Error {
@@ -462,9 +493,6 @@ func protocolError(perr *client.ProtocolError) *jsonrpc.Error {
 		data["violations"] = perr.Violations
 	}
 	code := int64(CodeSurfaceRefused)
-	if perr.Code == surface.CodeInvalidRequest {
-		code = jsonrpc.CodeInvalidParams
-	}
 	msg := string(perr.Code)
 	if perr.Message != "" {
 		msg += ": " + perr.Message
@@ -472,12 +500,18 @@ func protocolError(perr *client.ProtocolError) *jsonrpc.Error {
 	return wireError(code, msg, data)
 }
 
+// rpcError is the JSON-RPC error for a describe that got no description.
+func rpcError(err error) *jsonrpc.Error {
+	var perr *client.ProtocolError
+	if errors.As(err, &perr) {
+		return protocolError(perr)
+	}
+	return unreachable(err)
+}
+
 // unreachable is the JSON-RPC error for a call that got no answer and
 // cannot have run.
 func unreachable(err error) *jsonrpc.Error {
-	if errors.Is(err, client.ErrInvalidInput) {
-		return wireError(jsonrpc.CodeInvalidParams, err.Error(), map[string]any{"code": InvalidArguments})
-	}
 	return wireError(CodePageUnreachable, "the page could not be reached: "+err.Error(), map[string]any{"code": PageUnreachable})
 }
 
@@ -527,16 +561,20 @@ func (f *Facade) callContext(ctx context.Context, req *mcp.CallToolRequest) (*mc
 		dec := json.NewDecoder(bytes.NewReader(req.Params.Arguments))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&a); err != nil {
-			return nil, wireError(jsonrpc.CodeInvalidParams, "arguments: "+err.Error(), map[string]any{"code": InvalidArguments})
+			return badArguments(err), nil
 		}
 	}
 	in, err := a.describeInput()
 	if err != nil {
-		return nil, wireError(jsonrpc.CodeInvalidParams, "arguments: "+err.Error(), map[string]any{"code": InvalidArguments})
+		return badArguments(err), nil
 	}
 	view, err := f.context(ctx, in)
-	if err != nil {
-		return nil, err
+	var perr *client.ProtocolError
+	switch {
+	case errors.As(err, &perr) && perr.Code == surface.CodeInvalidRequest:
+		return badInput(perr), nil
+	case err != nil:
+		return nil, rpcError(err)
 	}
 	return toolResult(false, "The page now:", view), nil
 }
@@ -544,7 +582,7 @@ func (f *Facade) callContext(ctx context.Context, req *mcp.CallToolRequest) (*mc
 func (f *Facade) readContext(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	view, err := f.context(ctx, client.DescribeInput{})
 	if err != nil {
-		return nil, err
+		return nil, rpcError(err)
 	}
 	b, err := json.Marshal(view)
 	if err != nil {
@@ -559,12 +597,8 @@ func (f *Facade) readContext(ctx context.Context, req *mcp.ReadResourceRequest) 
 // and the context, not the capabilities, which are the tools.
 func (f *Facade) context(ctx context.Context, in client.DescribeInput) (map[string]any, error) {
 	d, err := f.c.Describe(ctx, in)
-	var perr *client.ProtocolError
-	switch {
-	case errors.As(err, &perr):
-		return nil, protocolError(perr)
-	case err != nil:
-		return nil, unreachable(err)
+	if err != nil {
+		return nil, err
 	}
 	view := map[string]any{"context": d.Context}
 	if d.App != "" {

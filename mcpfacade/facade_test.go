@@ -399,14 +399,6 @@ func TestProtocolErrors(t *testing.T) {
 		{name: "scope narrowed after the list was read", prepare: func(t *testing.T, f *fixture) { f.grant(t, "orders.search") },
 			tool: "update_note--order", args: map[string]any{"record": "SO-1002", "note": "x"},
 			rpcCode: mcpfacade.CodeSurfaceRefused, code: surface.CodeCapabilityNotExposed},
-		{name: "input fails the schema",
-			tool: "update_note--order", args: map[string]any{"record": "SO-1002", "note": 7},
-			rpcCode: jsonrpc.CodeInvalidParams, code: surface.CodeInvalidRequest,
-			check: func(t *testing.T, data map[string]any) {
-				if v, _ := data["violations"].([]any); len(v) == 0 {
-					t.Errorf("no violations in %v", data)
-				}
-			}},
 		{name: "rate limited", opts: fixtureOptions{rateLimit: &surface.RateLimitOptions{MaxRequests: 2, Window: time.Minute}},
 			prepare: func(t *testing.T, f *fixture) {
 				// The first sync was one request; this is the second.
@@ -448,6 +440,34 @@ func TestProtocolErrors(t *testing.T) {
 				t.Errorf("the executor ran on a protocol failure (%d calls, want %d)", n, calls)
 			}
 		})
+	}
+}
+
+// Arguments that fail the capability's schema are a tool result the model
+// can read and correct (MCP 2025-11-25), with the surface's violations and
+// their paths, not a JSON-RPC error a client may hide from the model.
+func TestInputViolationsAreToolErrors(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	calls := len(f.page.Calls())
+	r, err := f.call(t, "update_note--order", map[string]any{"record": "SO-1002", "note": 7})
+	if err != nil {
+		t.Fatalf("JSON-RPC error %v, want an isError result", err)
+	}
+	m := structured(t, r)
+	v, _ := m["violations"].([]any)
+	if !r.IsError || m["code"] != string(surface.CodeInvalidRequest) || len(v) == 0 || !strings.Contains(fmt.Sprint(v), "/note") {
+		t.Fatalf("result isError %v %v", r.IsError, m)
+	}
+	if !strings.Contains(text(r), "/note") {
+		t.Errorf("the text does not name the path: %s", text(r))
+	}
+	// The context tool's own arguments, too.
+	r, err = f.call(t, mcpfacade.ContextToolName, map[string]any{"offset": "x"})
+	if err != nil || !r.IsError || structured(t, r)["code"] != mcpfacade.InvalidArguments {
+		t.Fatalf("context tool with bad arguments: %v %+v", err, r)
+	}
+	if n := len(f.page.Calls()); n != calls {
+		t.Errorf("the executor ran (%d calls, want %d)", n, calls)
 	}
 }
 
@@ -634,18 +654,17 @@ func TestContext(t *testing.T) {
 			t.Errorf("context %+v", v.Context)
 		}
 	})
+	// Input errors are tool results the model can read and correct.
 	t.Run("arguments the facade cannot read", func(t *testing.T) {
-		_, err := f.call(t, mcpfacade.ContextToolName, map[string]any{"bogus": 1})
-		we, data := wireError(t, err)
-		if we.Code != jsonrpc.CodeInvalidParams || data["code"] != mcpfacade.InvalidArguments {
-			t.Errorf("%d %v", we.Code, data)
+		r, err := f.call(t, mcpfacade.ContextToolName, map[string]any{"bogus": 1})
+		if err != nil || !r.IsError || structured(t, r)["code"] != mcpfacade.InvalidArguments {
+			t.Errorf("%v %+v", err, r)
 		}
 	})
 	t.Run("arguments the surface refuses", func(t *testing.T) {
-		_, err := f.call(t, mcpfacade.ContextToolName, map[string]any{"record": "SO-1001", "offset": 1})
-		we, data := wireError(t, err)
-		if we.Code != jsonrpc.CodeInvalidParams || data["code"] != string(surface.CodeInvalidRequest) {
-			t.Errorf("%d %v", we.Code, data)
+		r, err := f.call(t, mcpfacade.ContextToolName, map[string]any{"record": "SO-1001", "offset": 1})
+		if err != nil || !r.IsError || structured(t, r)["code"] != string(surface.CodeInvalidRequest) {
+			t.Errorf("%v %+v", err, r)
 		}
 	})
 	t.Run("revoked", func(t *testing.T) {

@@ -1,8 +1,11 @@
 package mcpfacade_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -92,9 +95,21 @@ func TestHTTP(t *testing.T) {
 		{name: "another host name (DNS rebinding)", host: "attacker.example"},
 		{name: "a cross-site browser request", header: map[string]string{"Sec-Fetch-Site": "cross-site", "Origin": "https://attacker.example"}},
 	}
+	for _, method := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
+		// A cross-origin GET opens the event stream: it is refused like a POST.
+		tests = append(tests, struct {
+			name   string
+			header map[string]string
+			host   string
+		}{name: method + " with another Origin only", header: map[string]string{"Origin": "https://attacker.example", "X-Method": method}})
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req, err := http.NewRequest(http.MethodPost, srv.URL, bytes.NewBufferString(body))
+			method := http.MethodPost
+			if m := tt.header["X-Method"]; m != "" {
+				method = m
+			}
+			req, err := http.NewRequest(method, srv.URL, bytes.NewBufferString(body))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -115,5 +130,86 @@ func TestHTTP(t *testing.T) {
 				t.Errorf("status %d, want 403", resp.StatusCode)
 			}
 		})
+	}
+}
+
+// A malformed line on stdio is answered with a parse error and skipped: the
+// server goes on, and a call in flight still gets its reply.
+func TestStdioSurvivesMalformedLines(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.fac.Server().Run(ctx, mcpfacade.StdioTransport(inR, outW)) }()
+	defer func() { cancel(); inW.Close(); outR.Close(); <-done }()
+
+	replies := bufio.NewScanner(outR)
+	replies.Buffer(nil, 1<<20)
+	next := func() map[string]any {
+		t.Helper()
+		got := make(chan map[string]any, 1)
+		go func() {
+			var m map[string]any
+			if replies.Scan() {
+				_ = json.Unmarshal(replies.Bytes(), &m)
+			}
+			got <- m
+		}()
+		select {
+		case m := <-got:
+			if m == nil {
+				t.Fatal("the server stopped writing")
+			}
+			return m
+		case <-timeAfter():
+			t.Fatal("no reply")
+		}
+		return nil
+	}
+	// Lines go out from their own goroutine: the server answers a bad line
+	// at once, and the test reads only after sending.
+	lines := make(chan string, 16)
+	go func() {
+		for l := range lines {
+			if _, err := io.WriteString(inW, l+"\n"); err != nil {
+				return
+			}
+		}
+	}()
+	defer close(lines)
+	send := func(line string) { lines <- line }
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"0"}}}`)
+	if m := next(); m["id"] != float64(1) || m["result"] == nil {
+		t.Fatalf("initialize: %v", m)
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	// A call, then garbage before its reply can have been written.
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"orders-search","arguments":{"query":"a"}}}`)
+	send(`{"jsonrpc":"2.0","id":3,"method":`)
+	send(`not json at all`)
+	send(`[]`)
+	send(`{"jsonrpc":"2.0","id":4,"method":"tools/list"}`)
+	var parseErrors int
+	seen := map[float64]bool{}
+	for len(seen) < 2 || parseErrors < 3 {
+		m := next()
+		if e, _ := m["error"].(map[string]any); e != nil && m["id"] == nil {
+			parseErrors++
+			continue
+		}
+		id, _ := m["id"].(float64)
+		if m["result"] == nil {
+			t.Fatalf("reply %v", m)
+		}
+		seen[id] = true
+	}
+	if !seen[2] || !seen[4] {
+		t.Fatalf("replies for %v, want 2 and 4", seen)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("the server stopped: %v", err)
+	default:
 	}
 }
