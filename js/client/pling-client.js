@@ -120,14 +120,17 @@ function inspectReply(value, limits = DEFAULT_LIMITS) {
   while (stack.length > 0) {
     const [v, depth] = stack.pop();
     if (depth > limits.depth) return { bound: "depth", message: `the reply is nested deeper than ${limits.depth}` };
-    if (v === null || typeof v === "boolean") budget -= 5;
+    if (v === null || v === true) budget -= 4;
+    else if (v === false) budget -= 5;
     else if (typeof v === "number") {
       if (!Number.isFinite(v)) return { message: "the reply holds a number JSON cannot carry" };
-      budget -= 8;
+      budget -= String(v).length;
     } else if (typeof v === "string") budget -= v.length + 2;
     else if (Array.isArray(v)) {
-      // Read the length first: a huge array is refused without touching it.
-      budget -= 2 + v.length;
+      // Brackets and commas; and every element takes at least one more
+      // byte, so a huge array is refused by its length, untouched.
+      budget -= 1 + v.length;
+      if (v.length > budget) budget = -1;
       if (budget < 0) break;
       for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], depth + 1]);
     } else if (typeof v === "object" && Object.prototype.toString.call(v) === "[object Object]") {
