@@ -1,3 +1,7 @@
-// The toolbar button opens the side panel; everything else happens in the
-// panel page and the content script.
-chrome.sidePanel.setPanelBehavior({ openPanelOnActionClick: true }).catch(() => {});
+// The toolbar button opens the side panel in the window it was pressed in.
+// Pressing it is also what gives the extension the tab (activeTab): the
+// extension has no standing access to any site. (With the side panel's own
+// open-on-click behaviour, Chromium opens the panel without that grant.)
+chrome.action.onClicked.addListener((tab) => {
+  chrome.sidePanel.open({ windowId: tab.windowId }).catch(() => {});
+});

@@ -1,37 +1,42 @@
-// The extension's content script: it runs in an isolated world of the page,
-// after pling-client.classic.js (which defines PlingClient in this world),
-// and is the only part of the extension that talks to the page's surface.
-// The extension page asks it to discover, describe, page records and invoke
-// over chrome.runtime messaging; it answers with the client's classified
-// outcomes as plain data. It never reads or sends a page credential.
+// The extension's content script. The panel injects it (after
+// pling-client.classic.js, which defines PlingClient in the same isolated
+// world) into the top frame of the tab it shows, only when a person has
+// given the extension that tab (activeTab); the manifest declares no
+// content script and no standing host access. It is the only part of the
+// extension that talks to the page's surface, and it answers the panel's
+// requests with the client's classified outcomes as plain data. It never
+// reads or sends a page credential.
+//
+// Every answer names the origin of this document, and an invoke names the
+// origin the panel showed next to its Invoke button: a call meant for one
+// origin is never sent to another.
+//
+// The file's value is what the panel learns on injection: this document's
+// origin and title.
 (() => {
-  // The panel may inject this file again into a tab that was open before
-  // the extension was loaded; one instance per page is enough.
-  if (globalThis.__plingExtensionContent) return;
+  const about = () => ({ origin: location.origin, title: String(document.title).slice(0, 300) });
+  // Injected again into the same document (Refresh), one instance is enough.
+  if (globalThis.__plingExtensionContent) return about();
   globalThis.__plingExtensionContent = true;
 
   const { connect, discover, ClientErrorCode } = globalThis.PlingClient;
-  const clients = new Map(); // "<transport>:<app>" -> Promise of a SurfaceClient
+  const clients = new Map(); // app -> Promise of a SurfaceClient
 
   // clientFor returns a live client, connecting on first use and again once
-  // the previous one ended. The window transport is the default: it reaches
-  // whichever surface listens now, so it survives the page restarting its
-  // listener. The private channel keeps replies from the page's other
-  // scripts; it is used without a credential, so a page that demands one
-  // refuses it.
-  async function clientFor(app, privateChannel) {
-    const transport = privateChannel ? "port" : "window";
-    const key = `${transport}:${app ?? ""}`;
+  // the previous one ended. The client opens the page's private channel
+  // where the page offers one, and otherwise says it talks over the window.
+  async function clientFor(app) {
+    const key = app ?? "";
     const existing = clients.get(key);
     if (existing) {
       const c = await existing.catch(() => null);
       if (c && !c.closed) return c;
       if (clients.get(key) === existing) clients.delete(key);
     }
-    const opening = connect({ app, transport, describeTimeoutMs: 5000 }).then((c) => {
+    const opening = connect({ app, describeTimeoutMs: 5000, connectTimeoutMs: 3000 }).then((c) => {
       c.ended.then((reason) => {
         if (clients.get(key) === opening) clients.delete(key);
-        tell({ type: "pling.ended", app: c.app ?? null, transport, error: reason.toJSON() });
+        tell({ type: "pling.ended", app: c.app ?? null, transport: c.transport, error: reason.toJSON() });
       });
       return c;
     });
@@ -43,13 +48,12 @@
   }
 
   // withClient runs one call. A private channel that let a call time out
-  // may have been closed by the page without a word (Chromium does not
-  // report a closed MessagePort), so it is dropped: the next call connects
-  // again.
+  // may have been closed by the page without a word, so it is dropped: the
+  // next call connects again.
   async function withClient(msg, fn) {
-    const c = await clientFor(msg.app ?? undefined, msg.private === true);
+    const c = await clientFor(msg.app ?? undefined);
     try {
-      return await fn(c);
+      return { ...(await fn(c)), app: c.app ?? null, transport: c.transport, privateRefused: c.privateRefused ?? null, origin: location.origin };
     } catch (err) {
       if (c.transport === "port" && err && err.code === ClientErrorCode.TIMEOUT) c.close();
       throw err;
@@ -68,15 +72,13 @@
   const handlers = {
     async "pling.discover"() {
       const found = await discover({ timeoutMs: 4000 });
-      return found.map(({ app, outcome }) => ({
-        app: app ?? null,
-        kind: outcome.kind,
-        code: outcome.error ? outcome.error.code : null,
-        capabilities: outcome.description ? outcome.description.capabilities.length : null,
-      }));
+      return {
+        origin: location.origin,
+        apps: found.map(({ app, outcome }) => ({ app: app ?? null, kind: outcome.kind, code: outcome.error ? outcome.error.code : null })),
+      };
     },
     async "pling.describe"(msg) {
-      return withClient(msg, async (c) => ({ outcome: await c.describe(msg.input ?? undefined), app: c.app ?? null, transport: c.transport }));
+      return withClient(msg, async (c) => ({ outcome: await c.describe(msg.input ?? undefined) }));
     },
     async "pling.page"(msg) {
       return withClient(msg, async (c) => {
@@ -85,10 +87,16 @@
       });
     },
     async "pling.invoke"(msg) {
+      // The panel showed this origin next to Invoke; this document must be of it.
+      if (msg.origin !== location.origin) {
+        const err = new Error(`The call was meant for ${msg.origin}, but the page is now ${location.origin}. Nothing was sent.`);
+        err.code = "ORIGIN_CHANGED";
+        throw err;
+      }
       return withClient(msg, async (c) => {
         const options = {};
         if (typeof msg.record === "string") options.record = msg.record;
-        return { outcome: await c.invoke(msg.capability, msg.input ?? {}, options), app: c.app ?? null, transport: c.transport };
+        return { outcome: await c.invoke(msg.capability, msg.input ?? {}, options) };
       });
     },
   };
@@ -105,6 +113,8 @@
 
   function plainError(err) {
     if (err && typeof err.toJSON === "function" && err.name === "SurfaceClientError") return err.toJSON();
-    return { name: "Error", code: "EXTENSION_ERROR", message: String(err && err.message ? err.message : err), effectUnknown: false };
+    return { name: "Error", code: (err && err.code) || "EXTENSION_ERROR", message: String(err && err.message ? err.message : err), effectUnknown: false };
   }
+
+  return about();
 })();

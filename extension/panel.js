@@ -1,12 +1,51 @@
-// The extension page. It runs as the side panel (following the active tab)
-// or as a tab opened at panel.html?tab=<tabId> (pinned to that tab). It
-// never talks to the page directly: it asks the content script in the tab,
-// which holds the surface client, and shows what comes back. It has no
-// access to the page's credentials and asks for none.
+// The extension page. It runs as the side panel (following the active tab of
+// its own window) or as a tab opened at panel.html?tab=<tabId> (pinned to
+// that tab). It never talks to the page directly: it injects the content
+// script into the tab (which the person gave it with the toolbar button)
+// and asks it to call the surface. It holds no page credential.
+//
+// The page may be hostile. So: every wait has a deadline kept here, not on
+// the page's thread; what the page sends is bounded before it is shown;
+// the page's words are shown as the page's words (bidi isolated, control
+// and invisible characters made visible, length bounded) and never inside
+// the panel's own badges, which come from a closed set; and a navigation
+// clears the form, so nothing typed for one page is sent to another.
 
 import { findCapability, recordParam, isReferenceable } from "./pling-client.js";
 
 const RECORDS_PER_PAGE = 8;
+
+// Bounds on what the panel shows of a description. Beyond them the panel
+// says which bound was passed instead of rendering (the client library has
+// already refused replies over 1 MiB or nested deeper than 128).
+const BOUNDS = Object.freeze({
+  capabilities: 1000, // capabilities in one description
+  schemaBytes: 64 * 1024, // one input schema, as JSON
+  schemaDepth: 16, // nesting of one input schema
+  properties: 100, // input members of one capability
+  enumValues: 1000, // values of one enum
+  recordIds: 1000, // ids offered in the record picker
+  listItems: 50, // feedback, unavailable, after-changes shown
+  stateChars: 20000, // the state shown as JSON
+});
+// Longest page text shown, by where it appears.
+const TEXT = Object.freeze({ id: 120, short: 200, long: 1000 });
+// Capabilities rendered per frame: a long list never blocks the panel for
+// more than a frame's worth of work at a time.
+const CHUNK = 40;
+
+// Deadlines, kept by the panel: the content script shares the page's
+// thread, so a page that busy-loops freezes the client's own timers.
+const params = new URLSearchParams(location.search);
+const pinnedTab = params.has("tab") ? Number(params.get("tab")) : null;
+const deadlineCap = params.has("deadlineMs") ? Math.max(500, Number(params.get("deadlineMs")) || 0) : Infinity;
+const DEADLINE_MS = Object.freeze({
+  attach: Math.min(5000, deadlineCap),
+  "pling.discover": Math.min(8000, deadlineCap),
+  "pling.describe": Math.min(20000, deadlineCap),
+  "pling.page": Math.min(20000, deadlineCap),
+  "pling.invoke": Math.min(40000, deadlineCap), // the client's own 35 s, plus the way back
+});
 
 const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
 
@@ -21,20 +60,73 @@ function el(tag, attrs = {}, ...children) {
   return node;
 }
 
-const pretty = (v) => JSON.stringify(v, null, 2);
+// ---------------------------------------------------------------------------
+// The page's words
 
-const params = new URLSearchParams(location.search);
-const pinnedTab = params.has("tab") ? Number(params.get("tab")) : null;
+// Characters that change how text around them reads without being seen:
+// controls, bidi overrides and isolates, zero-width and other format
+// characters, line separators, private-use and unassigned code points, and
+// blank fillers. Each is shown as a visible ⟨U+XXXX⟩ instead.
+const HIDDEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cn}\u034F\u115F\u1160\u17B4\u17B5\u180B-\u180F\u3164\uFE00-\uFE0F\uFFA0]/gu;
+
+/**
+ * pageText renders a value the page sent as the page's words: in its own
+ * bidi isolate (bdi, dir=auto), hidden characters made visible, at most max
+ * characters (the rest counted, outside the isolate). Never inside a badge.
+ */
+function pageText(value, max = TEXT.short, tag = "bdi") {
+  const s = typeof value === "string" ? value : value === undefined ? "" : safeJSON(value, max * 2);
+  const chars = Array.from(s.length > max * 4 ? s.slice(0, max * 4) : s);
+  const shown = chars.slice(0, max).join("");
+  const node = el(tag, { class: "page-text", dir: "auto" });
+  let at = 0;
+  for (const m of shown.matchAll(HIDDEN)) {
+    if (m.index > at) node.append(shown.slice(at, m.index));
+    const cp = m[0].codePointAt(0).toString(16).toUpperCase().padStart(4, "0");
+    node.append(el("span", { class: "ctl", title: "an invisible or control character the page sent" }, `⟨U+${cp}⟩`));
+    at = m.index + m[0].length;
+  }
+  if (at < shown.length) node.append(shown.slice(at));
+  const rest = s.length > max * 4 ? s.length - shown.length : chars.length - max;
+  if (rest <= 0) return node;
+  const wrap = el("span", {}, node, el("span", { class: "cut" }, `… ${rest} more characters`));
+  return wrap;
+}
+
+function pageCode(value, max = TEXT.id) {
+  return el("code", {}, pageText(value, max));
+}
+
+// safeJSON is JSON text of a value, cut at max characters.
+function safeJSON(v, max, indent) {
+  let text;
+  try {
+    text = JSON.stringify(v, null, indent);
+  } catch {
+    text = String(v);
+  }
+  if (text === undefined) text = String(v);
+  return text.length > max ? `${text.slice(0, max)}… (${text.length - max} more characters)` : text;
+}
+
+// The panel's own words for the values the protocol defines. A value
+// outside these sets gets no badge; it is shown as the page's words.
+const EFFECTS = Object.freeze({ read: "reads", write: "writes", destructive: "destructive" });
+const APPROVALS = Object.freeze({ none: null, ask: "may ask a person", always: "needs a person's approval" });
 
 const state = {
+  windowId: null, // the window this side panel lives in
   tabId: null,
+  documentId: null, // the document the content script was injected into
+  origin: null, // that document's origin: where the next call goes
   app: null, // the application chosen on the page
-  description: null, // the last successful description
+  description: null, // the last description shown
+  transport: null, // how the last answer came: "port" or "window"
   stale: false, // the page navigated since the description was read
-  private: false, // talk over the page's private channel instead of the window
   selected: null, // capability id
   records: { offset: 0, list: [], total: 0, nextOffset: null },
   generation: 0, // bumped on every navigation: answers for an older page are dropped
+  rendering: 0, // bumped on every render of the list: a stale chunked render stops
 };
 
 // ---------------------------------------------------------------------------
@@ -48,49 +140,77 @@ class PanelError extends Error {
   }
 }
 
+// withDeadline settles with what p settles with, or fails at the deadline.
+function withDeadline(p, ms, onLate) {
+  let timer;
+  const late = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(onLate()), ms);
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
+
+// attach injects the content script into the tab's top frame. It works only
+// where the person gave the extension this tab with the toolbar button
+// (activeTab): the extension holds no standing access to any site.
+async function attach() {
+  let results;
+  try {
+    results = await withDeadline(
+      chrome.scripting.executeScript({ target: { tabId: state.tabId, frameIds: [0] }, files: ["pling-client.classic.js", "content.js"] }),
+      DEADLINE_MS.attach,
+      () => new PanelError({ code: "TIMEOUT", message: `The page did not let the extension in within ${DEADLINE_MS.attach / 1000} s: it may be busy.` }),
+    );
+  } catch (err) {
+    if (err instanceof PanelError) throw err;
+    throw new PanelError({
+      code: "NOT_SCRIPTABLE",
+      message: "The extension may not read this page. Press the Pling button in the toolbar while this tab is shown to let it; browser pages and the web store cannot be read at all.",
+    });
+  }
+  const r = results && results[0];
+  if (!r || !r.result || typeof r.result.origin !== "string") throw new PanelError({ code: "NOT_SCRIPTABLE", message: "The extension could not start on this page." });
+  state.documentId = r.documentId ?? null;
+  state.origin = r.result.origin;
+  showTarget(r.result);
+}
+
 async function ask(message) {
-  const send = () => chrome.tabs.sendMessage(state.tabId, message, { frameId: 0 });
+  if (state.origin === null) await attach();
+  const type = message.type;
+  const ms = DEADLINE_MS[type];
+  const gen = state.generation;
+  const options = state.documentId ? { documentId: state.documentId } : { frameId: 0 };
   let reply;
   try {
-    reply = await send();
+    reply = await withDeadline(
+      chrome.tabs.sendMessage(state.tabId, message, options),
+      ms,
+      () =>
+        new PanelError({
+          code: "TIMEOUT",
+          message: `The page did not answer within ${ms / 1000} s; it may be busy or stuck.${type === "pling.invoke" ? " Whether the call ran is unknown: look at the page before calling again." : ""}`,
+          effectUnknown: type === "pling.invoke",
+        }),
+    );
   } catch (err) {
+    if (err instanceof PanelError) throw err;
     const text = String(err && err.message);
-    if (/Receiving end does not exist/i.test(text)) {
-      // A tab opened before the extension was loaded has no content script
-      // yet: add it, then ask again.
-      await inject();
-      reply = await send().catch((e) => {
-        throw gone(e);
-      });
-    } else {
-      throw gone(err);
-    }
+    // Not delivered: the document the panel attached to is gone.
+    const delivered = !/Could not establish connection|Receiving end does not exist|No tab with id|No frame with id|Invalid document/i.test(text);
+    if (!delivered && gen === state.generation) state.origin = null;
+    throw new PanelError({
+      code: "PAGE_GONE",
+      message: delivered ? "The page went away before it answered." : "The page this panel was talking to is gone (it navigated, reloaded or closed). Nothing was sent.",
+      effectUnknown: delivered && type === "pling.invoke",
+    });
   }
   if (!reply || typeof reply !== "object") throw new PanelError({ code: "PAGE_GONE", message: "The page did not answer." });
   if (!reply.ok) throw new PanelError(reply.error || {});
   return reply.value;
 }
 
-// gone turns a broken extension message into the error a person can act on:
-// the page went away (navigated, reloaded or closed) while the call waited.
-function gone(err) {
-  return new PanelError({
-    code: "PAGE_GONE",
-    message: `The page went away before it answered (${String(err && err.message)}).`,
-    effectUnknown: true,
-  });
-}
-
-async function inject() {
-  try {
-    await chrome.scripting.executeScript({ target: { tabId: state.tabId, frameIds: [0] }, files: ["pling-client.classic.js", "content.js"] });
-  } catch (err) {
-    throw new PanelError({ code: "NOT_SCRIPTABLE", message: `This page cannot be reached by the extension: ${String(err && err.message)}` });
-  }
-}
-
 // ---------------------------------------------------------------------------
-// Status, target, description
+// Status, target, transport
 
 function setStatus(kind, text, code) {
   const s = $("ext-status");
@@ -100,43 +220,63 @@ function setStatus(kind, text, code) {
   s.textContent = text;
 }
 
-async function showTarget() {
-  try {
-    const tab = await chrome.tabs.get(state.tabId);
-    $("ext-target").textContent = `${tab.title || "(untitled)"} · ${tab.url || ""}`;
-  } catch {
-    $("ext-target").textContent = `Tab ${state.tabId}`;
-  }
+function setNotice(text) {
+  const n = $("ext-notice");
+  n.hidden = !text;
+  n.textContent = text || "";
 }
+
+function showTarget(about) {
+  const t = $("ext-target");
+  t.replaceChildren(el("span", {}, state.origin || ""), about && about.title ? " · " : "", about && about.title ? pageText(about.title, 80) : "");
+  $("ext-invoke-origin").replaceChildren("Sends to ", el("code", { "data-origin": state.origin || "" }, state.origin || "(no page)"));
+}
+
+// showTransport says how answers travel: the private channel reaches this
+// extension only; on the page window any script of the page can read the
+// replies and forge them.
+function showTransport(transport, privateRefused) {
+  state.transport = transport;
+  const t = $("ext-transport");
+  t.hidden = !transport;
+  t.dataset.transport = transport || "";
+  if (transport === "port") t.textContent = "Private channel";
+  else if (transport === "window") {
+    t.textContent = privateRefused === "REFUSED" ? "Page window: the page refused a private channel; its scripts could forge answers" : "Page window: the page's scripts could forge answers";
+  } else t.textContent = "";
+}
+
+// ---------------------------------------------------------------------------
+// Describing the page
 
 async function refresh() {
   const gen = ++state.generation;
   setStatus("connecting", "Looking for an agent surface on the page…");
-  showTarget();
   let found;
   try {
     found = await ask({ type: "pling.discover" });
   } catch (err) {
     if (gen !== state.generation) return;
-    if (err.code === "NO_SURFACE") setStatus("no-surface", "This page offers no agent surface (nothing answered).", err.code);
-    else setStatus("error", err.message, err.code);
     clearDescription();
+    if (err.code === "NO_SURFACE") setStatus("no-surface", "This page offers no agent surface (nothing answered).", err.code);
+    else if (err.code === "NOT_SCRIPTABLE") setStatus("not-scriptable", err.message, err.code);
+    else setStatus("error", err.message, err.code);
     return;
   }
   if (gen !== state.generation) return;
-  const apps = found.map((f) => f.app);
+  const apps = found.apps.slice(0, 20).map((f) => f.app);
   if (!apps.includes(state.app)) state.app = apps[0] ?? null;
   const picker = $("ext-app");
-  picker.replaceChildren(...found.map((f) => el("option", { value: f.app ?? "" }, f.app ?? "(unnamed)")));
+  picker.replaceChildren(...apps.map((a) => el("option", { value: a ?? "" }, a === null ? "(unnamed)" : pageText(a, 60, "span").textContent)));
   picker.value = state.app ?? "";
-  picker.closest("label").hidden = found.length < 2;
+  picker.closest("label").hidden = apps.length < 2;
   await describe(gen);
 }
 
 async function describe(gen = state.generation) {
   let answer;
   try {
-    answer = await ask({ type: "pling.describe", app: state.app, private: state.private });
+    answer = await ask({ type: "pling.describe", app: state.app });
   } catch (err) {
     if (gen !== state.generation) return;
     setStatus("error", err.message, err.code);
@@ -144,29 +284,86 @@ async function describe(gen = state.generation) {
     return;
   }
   if (gen !== state.generation) return;
-  const { outcome, transport } = answer;
+  const { outcome } = answer;
+  showTransport(answer.transport, answer.privateRefused);
   if (outcome.kind !== "success") {
-    setStatus("error", `The surface refused to describe itself: ${outcome.error.code}`, outcome.error.code);
+    // What was shown stays (the page refused to describe itself, it did not
+    // go away); a call from it is checked by the page again.
+    setStatus("error", `The surface's description cannot be used: ${outcome.error.code}`, outcome.error.code);
     showOutcome(outcome);
     return;
   }
-  state.description = outcome.description;
+  const problem = descriptionProblem(outcome.description);
+  if (problem) {
+    clearDescription();
+    setStatus("error", `Not shown: ${problem}`, "BOUND_EXCEEDED");
+    return;
+  }
+  const d = outcome.description;
+  state.description = d;
   state.stale = false;
-  state.records = { offset: 0, list: outcome.description.context.records, total: outcome.description.context.recordsTotal, nextOffset: null };
-  state.records.nextOffset = state.records.list.length < state.records.total ? state.records.list.length : null;
-  const channel = transport === "port" ? "private channel" : "page window";
-  setStatus("connected", `Connected to ${answer.app ?? "the page's surface"} (${channel}).`);
-  renderDescription();
+  const c = d.context;
+  const list = (c.records ?? []).slice(0, RECORDS_PER_PAGE);
+  const total = Number.isInteger(c.recordsTotal) ? c.recordsTotal : list.length;
+  state.records = { offset: 0, list, total, nextOffset: list.length < total ? list.length : null };
+  const name = answer.app === null ? "the page's surface" : null;
+  const s = $("ext-status");
+  setStatus("connected", "");
+  s.append("Connected to ", name ?? pageText(answer.app, 60), ".");
+  try {
+    renderDescription();
+  } catch (err) {
+    // Whatever the page sent, the panel says what happened instead of hanging.
+    clearDescription();
+    setStatus("error", `The panel could not show this description: ${err && err.message}`, "RENDER_FAILED");
+  }
+}
+
+// descriptionProblem names the first bound a description passes, or "".
+function descriptionProblem(d) {
+  if (d.capabilities.length > BOUNDS.capabilities) {
+    return `the page lists ${d.capabilities.length} capabilities, more than the ${BOUNDS.capabilities} this panel shows.`;
+  }
+  return "";
+}
+
+// schemaProblem names the bound an input schema passes, or "": such a
+// capability is listed but cannot be called from the panel.
+function schemaProblem(schema) {
+  if (schema === undefined || schema === null) return "";
+  const text = safeJSON(schema, BOUNDS.schemaBytes + 1);
+  if (text.length > BOUNDS.schemaBytes) return `its input schema is larger than ${BOUNDS.schemaBytes / 1024} KiB`;
+  let deepest = 0;
+  const stack = [[schema, 1]];
+  while (stack.length) {
+    const [v, depth] = stack.pop();
+    deepest = Math.max(deepest, depth);
+    if (deepest > BOUNDS.schemaDepth) return `its input schema is nested deeper than ${BOUNDS.schemaDepth}`;
+    if (v && typeof v === "object") for (const k of Object.keys(v)) stack.push([v[k], depth + 1]);
+  }
+  const props = isObject(schema.properties) ? Object.keys(schema.properties) : [];
+  if (props.length > BOUNDS.properties) return `its input has ${props.length} members, more than ${BOUNDS.properties}`;
+  for (const name of props) {
+    const p = schema.properties[name];
+    if (isObject(p) && Array.isArray(p.enum) && p.enum.length > BOUNDS.enumValues) {
+      return `its input member ${JSON.stringify(Array.from(name).slice(0, 40).join(""))} offers ${p.enum.length} values, more than ${BOUNDS.enumValues}`;
+    }
+  }
+  return "";
 }
 
 function clearDescription() {
   state.description = null;
   state.selected = null;
+  state.rendering += 1;
   $("ext-capabilities").replaceChildren();
   $("ext-call").hidden = true;
+  $("ext-form").replaceChildren();
   $("ext-summary").textContent = "";
   $("ext-records").replaceChildren();
   $("ext-records-range").textContent = "";
+  $("ext-records-prev").disabled = true;
+  $("ext-records-next").disabled = true;
   $("ext-feedback").replaceChildren();
   $("ext-state").textContent = "";
 }
@@ -176,48 +373,79 @@ function renderDescription() {
   const c = d.context;
   $("ext-summary").textContent = [
     `${d.capabilities.length} ${d.capabilities.length === 1 ? "capability" : "capabilities"}`,
-    `${c.recordsTotal} records`,
-    c.route ? `route ${c.route}` : "",
-  ]
-    .filter(Boolean)
-    .join(" · ");
-  const list = $("ext-capabilities");
-  list.replaceChildren(
-    ...d.capabilities.map((cap) => {
-      const needsApproval = cap.approval && cap.approval !== "none";
-      const button = el(
-        "button",
-        {
-          type: "button",
-          "data-testid": `ext-cap-${cap.id}`,
-          "data-effect": cap.effect || "",
-          "data-approval": cap.approval || "none",
-          "aria-pressed": String(cap.id === state.selected),
-          title: cap.description || "",
-        },
-        el("code", {}, cap.id),
-        el("span", { class: `badge ${cap.effect === "destructive" ? "destructive" : ""}` }, cap.effect || "effect ?"),
-        needsApproval ? el("span", { class: "badge approval", "data-testid": `ext-cap-approval-${cap.id}` }, `needs approval (${cap.approval})`) : null,
-        cap.record ? el("span", { class: "badge" }, `per ${cap.record.param || "record"}`) : null,
-      );
-      button.addEventListener("click", () => select(cap.id));
-      return el("li", {}, button);
-    }),
-  );
-  if (d.capabilities.length === 0) list.append(el("li", { class: "hint" }, "This session may use no capability on this page."));
+    `${Number.isInteger(c.recordsTotal) ? c.recordsTotal : (c.records ?? []).length} records`,
+  ].join(" · ");
   if (state.selected && !findCapability(d, state.selected)) state.selected = null;
+  renderCapabilities(d.capabilities);
   renderCall();
   renderRecords();
   renderContext();
 }
 
+// renderCapabilities adds the list a chunk per frame.
+function renderCapabilities(caps) {
+  const run = ++state.rendering;
+  const list = $("ext-capabilities");
+  list.replaceChildren();
+  list.dataset.rendered = "0";
+  if (caps.length === 0) {
+    list.append(el("li", { class: "hint" }, "This session may use no capability on this page."));
+    list.dataset.complete = "true";
+    return;
+  }
+  list.dataset.complete = "false";
+  let at = 0;
+  const step = () => {
+    if (run !== state.rendering) return;
+    const end = Math.min(caps.length, at + CHUNK);
+    const frag = document.createDocumentFragment();
+    for (; at < end; at++) frag.append(capabilityItem(caps[at]));
+    list.append(frag);
+    list.dataset.rendered = String(at);
+    if (at < caps.length) requestAnimationFrame(step);
+    else list.dataset.complete = "true";
+  };
+  step();
+}
+
+function capabilityItem(cap) {
+  const effectWord = Object.hasOwn(EFFECTS, cap.effect) ? EFFECTS[cap.effect] : undefined;
+  const approval = cap.approval ?? "none";
+  const approvalKnown = Object.hasOwn(APPROVALS, approval);
+  const blocked = schemaProblem(cap.inputSchema);
+  const button = el(
+    "button",
+    {
+      type: "button",
+      "data-testid": `ext-cap-${cap.id}`,
+      "data-effect": cap.effect || "",
+      "data-approval": approval,
+      "aria-pressed": String(cap.id === state.selected),
+    },
+    pageCode(cap.id),
+    effectWord ? el("span", { class: "badge", "data-effect": cap.effect }, effectWord) : null,
+    approvalKnown && APPROVALS[approval] ? el("span", { class: "badge approval", "data-testid": `ext-cap-approval-${cap.id}` }, APPROVALS[approval]) : null,
+    cap.record ? el("span", { class: "badge record" }, "one record") : null,
+    blocked ? el("span", { class: "badge blocked" }, "too large to call here") : null,
+  );
+  // What the page claims beyond the known values is its own words, outside the badges.
+  const claims = [];
+  if (!effectWord) claims.push(el("span", {}, "effect, in the page's words: ", pageText(cap.effect ?? "(none given)", 60)));
+  if (!approvalKnown) claims.push(el("span", {}, "approval, in the page's words: ", pageText(approval, 60)));
+  if (claims.length) button.append(el("span", { class: "page-claim", "data-testid": `ext-cap-claim-${cap.id}` }, ...claims.flatMap((x, i) => (i ? [" · ", x] : [x]))));
+  button.addEventListener("click", () => select(cap.id));
+  return el("li", {}, button);
+}
+
 function renderContext() {
   const c = state.description.context;
+  const feedback = (c.feedback ?? []).slice(0, BOUNDS.listItems);
+  const unavailable = (c.unavailable ?? []).slice(0, BOUNDS.listItems);
   $("ext-feedback").replaceChildren(
-    ...c.feedback.map((f) => el("li", { "data-level": f.level || "info" }, f.message)),
-    ...c.unavailable.map((u) => el("li", { class: "hint" }, `${u.id} is unavailable${u.reason ? `: ${u.reason}` : ""}`)),
+    ...feedback.map((f) => el("li", { "data-level": ["info", "success", "warning", "error"].includes(f && f.level) ? f.level : "info" }, pageText(f && f.message, TEXT.long))),
+    ...unavailable.map((u) => el("li", { class: "hint" }, pageCode(u && u.id), " is unavailable", u && u.reason ? ": " : "", u && u.reason ? pageText(u.reason, TEXT.short) : "")),
   );
-  $("ext-state").textContent = pretty(c.state);
+  $("ext-state").replaceChildren(pageText(safeJSON(c.state ?? {}, BOUNDS.stateChars, 2), BOUNDS.stateChars, "span"));
 }
 
 // ---------------------------------------------------------------------------
@@ -234,19 +462,28 @@ function renderCall() {
   const cap = state.selected && state.description ? findCapability(state.description, state.selected) : undefined;
   if (!cap) {
     section.hidden = true;
+    $("ext-form").replaceChildren();
     return;
   }
   section.hidden = false;
-  $("ext-selected").textContent = cap.id;
-  const meta = [cap.description];
-  if (cap.approval && cap.approval !== "none") meta.push(`Needs approval (${cap.approval}): a person decides in the page.`);
-  if (cap.handoff) meta.push(`Handoff: ${cap.handoff}.`);
-  if (cap.record) meta.push(`Applies to one record of ${cap.record.total}${cap.record.offscreen ? ` (${cap.record.offscreen} not on screen)` : ""}.`);
-  $("ext-selected-meta").textContent = meta.filter(Boolean).join(" ");
+  $("ext-selected").replaceChildren(pageText(cap.id, TEXT.id));
+  const meta = [];
+  if (cap.description) meta.push(el("div", {}, pageText(cap.description, TEXT.long)));
+  const approval = cap.approval ?? "none";
+  if (approval === "always" || approval === "ask") meta.push(el("div", {}, "Needs approval: a person decides in the page; this panel cannot approve."));
+  if (cap.handoff) meta.push(el("div", {}, "Handoff, in the page's words: ", pageText(cap.handoff, TEXT.short)));
+  if (cap.record) meta.push(el("div", {}, `Applies to one record of ${Number.isInteger(cap.record.total) ? cap.record.total : "?"}.`));
+  $("ext-selected-meta").replaceChildren(...meta);
 
   const form = $("ext-form");
   const draft = readDraft(form);
   form.replaceChildren();
+  const blocked = schemaProblem(cap.inputSchema);
+  if (blocked) {
+    form.append(el("p", { class: "hint", "data-testid": "ext-form-refused" }, `This capability cannot be called from the panel: ${blocked}.`));
+    $("ext-invoke").disabled = true;
+    return;
+  }
   const param = recordParam(cap);
   if (param) form.append(recordField(param, draft[param]));
   const schema = isObject(cap.inputSchema) ? cap.inputSchema : {};
@@ -262,20 +499,23 @@ function renderCall() {
 
 function recordField(param, previous) {
   const c = state.description.context;
-  const complete = c.recordIds.length >= c.recordIdsTotal;
+  const ids = (c.recordIds ?? []).filter((x) => typeof x === "string");
+  const total = Number.isInteger(c.recordIdsTotal) ? c.recordIdsTotal : ids.length;
+  const complete = ids.length >= total && ids.length <= BOUNDS.recordIds;
+  const offered = ids.slice(0, BOUNDS.recordIds);
   let control;
   if (complete) {
     control = el("select", { name: param, "data-testid": "ext-record", "data-param": param });
-    control.append(...c.recordIds.map((id) => el("option", { value: id }, id)));
-    if (c.recordIds.includes(previous)) control.value = previous;
+    control.append(...offered.map((id) => el("option", { value: id }, pageText(id, TEXT.id, "span").textContent)));
+    if (offered.includes(previous)) control.value = previous;
   } else {
     // The id list was cut short: any id may be typed, the listed ones are suggested.
     const listId = "ext-record-ids";
     control = el("input", { name: param, type: "text", list: listId, "data-testid": "ext-record", "data-param": param, value: previous ?? "" });
     document.getElementById(listId)?.remove();
-    document.body.append(el("datalist", { id: listId }, ...c.recordIds.map((id) => el("option", { value: id }))));
+    document.body.append(el("datalist", { id: listId }, ...offered.map((id) => el("option", { value: id }))));
   }
-  return el("label", {}, el("span", {}, `${param} *`, el("span", { class: "hint" }, ` · ${c.recordIds.length} of ${c.recordIdsTotal} record ids`)), control);
+  return el("label", { class: "field" }, el("span", { class: "field-label" }, pageText(param, 40, "span"), " *", el("span", { class: "field-hint" }, ` · ${offered.length} of ${total} record ids`)), control);
 }
 
 function schemaType(prop) {
@@ -291,20 +531,29 @@ function propertyField(name, prop, required, previous) {
   if (typeof prop.minimum === "number") hints.push(`min ${prop.minimum}`);
   if (typeof prop.maximum === "number") hints.push(`max ${prop.maximum}`);
   if (typeof prop.maxLength === "number") hints.push(`up to ${prop.maxLength} characters`);
-  if (prop.description) hints.push(prop.description);
   const common = { name, "data-testid": `ext-field-${name}`, "data-type": type, "data-required": required ? "true" : null };
+  const label = (...extra) =>
+    el(
+      "span",
+      { class: "field-label" },
+      pageText(name, 40, "span"),
+      required ? " *" : "",
+      el("span", { class: "field-hint" }, ` · ${hints.join(", ")}`),
+      prop.description ? el("span", { class: "field-hint" }, " · ", pageText(prop.description, TEXT.short)) : null,
+      ...extra,
+    );
   let control;
   switch (type) {
     case "enum":
       control = el("select", common);
       if (!required) control.append(el("option", { value: "" }, "(leave out)"));
-      control.append(...prop.enum.map((v) => el("option", { value: JSON.stringify(v) }, String(v))));
+      control.append(...prop.enum.map((v) => el("option", { value: safeJSON(v, Infinity) }, pageText(typeof v === "string" ? v : safeJSON(v, 200), 80, "span").textContent)));
       if (previous !== undefined) control.value = previous;
       break;
     case "boolean":
       control = el("input", { ...common, type: "checkbox" });
       control.checked = previous === true;
-      return el("label", { class: "check" }, control, el("span", {}, name, el("span", { class: "hint" }, ` · ${hints.join(", ")}`)));
+      return el("label", { class: "field check" }, control, label());
     case "number":
     case "integer":
       control = el("input", { ...common, type: "number", step: type === "integer" ? "1" : "any", min: prop.minimum, max: prop.maximum });
@@ -316,7 +565,7 @@ function propertyField(name, prop, required, previous) {
       control = el("textarea", { ...common, rows: 2, placeholder: "a JSON value" });
   }
   if (typeof previous === "string" && type !== "enum") control.value = previous;
-  return el("label", {}, el("span", {}, `${name}${required ? " *" : ""}`, el("span", { class: "hint" }, ` · ${hints.join(", ")}`)), control);
+  return el("label", { class: "field" }, label(), control);
 }
 
 function readDraft(form) {
@@ -365,15 +614,15 @@ function collectInput() {
 }
 
 async function invoke() {
-  const cap = findCapability(state.description, state.selected);
-  if (!cap || state.stale) return;
+  const cap = state.description && findCapability(state.description, state.selected);
+  if (!cap || state.stale || state.origin === null) return;
   let call;
   try {
     call = collectInput();
     if (recordParam(cap)) {
       if (!call.record) throw new PanelError({ code: "RECORD_REQUIRED", message: "Choose the record this applies to." });
       if (isReferenceable(state.description, call.record) === false) {
-        throw new PanelError({ code: "RECORD_NOT_REFERENCEABLE", message: `${call.record} is not among the records the page offers.` });
+        throw new PanelError({ code: "RECORD_NOT_REFERENCEABLE", message: "That record is not among the records the page offers." });
       }
     }
   } catch (err) {
@@ -384,21 +633,22 @@ async function invoke() {
   showWaiting(cap.id);
   $("ext-invoke").disabled = true;
   try {
-    const { outcome } = await ask({
+    const answer = await ask({
       type: "pling.invoke",
       app: state.app,
-      private: state.private,
+      origin: state.origin,
       capability: cap.id,
       input: call.input,
       record: recordParam(cap) ? call.record : undefined,
     });
     if (gen !== state.generation) return;
-    showOutcome(outcome);
-    if (outcome.after) applyAfter(outcome.after);
+    showTransport(answer.transport, answer.privateRefused);
+    showOutcome(answer.outcome);
+    if (answer.outcome.after) applyAfter(answer.outcome.after);
   } catch (err) {
     showClientError(err);
   } finally {
-    $("ext-invoke").disabled = state.stale;
+    $("ext-invoke").disabled = state.stale || !state.description;
   }
 }
 
@@ -415,23 +665,24 @@ const PROTOCOL_HINTS = {
   RATE_LIMITED: "Too many calls: the page asks to wait.",
   REPLAY_DETECTED: "The page already received a call with this request id. It did not run again.",
   INTERNAL_ERROR: "The page failed to handle the call; whether it ran is not known.",
-  MALFORMED_RESPONSE: "The reply does not follow the protocol; it is not taken as a result.",
+  MALFORMED_RESPONSE: "The reply does not follow the protocol; it is not taken as a result. Whether the call ran is unknown.",
+  REPLY_OUT_OF_BOUNDS: "The reply is larger than this extension reads; it was dropped unread. Whether the call ran is unknown.",
 };
 
 const CLIENT_HINTS = {
   NAVIGATED: "The page navigated while the call was waiting.",
   PAGE_GONE: "The page went away while the call was waiting.",
   CLOSED: "The channel to the page's surface ended. The next call connects again.",
-  TIMEOUT: "No reply in time: the page's surface may have stopped listening. The next call connects again.",
-  REFUSED: "The page refused a private channel without a credential; this extension has none to give. Use the page window instead.",
+  TIMEOUT: "No reply in time: the page may be busy or stuck.",
   NO_SURFACE: "No agent surface answered on this page.",
+  ORIGIN_CHANGED: "The page changed origin; nothing was sent.",
 };
 
 function showWaiting(id) {
   const box = $("ext-outcome");
   box.dataset.outcome = "waiting";
   delete box.dataset.code;
-  box.replaceChildren(el("strong", {}, "Waiting"), `Invoking ${id}…`);
+  box.replaceChildren(el("strong", {}, "Waiting"), el("div", {}, "Invoking ", pageCode(id), "…"));
   $("ext-after").hidden = true;
   $("ext-response").textContent = "";
 }
@@ -441,31 +692,38 @@ function showOutcome(outcome) {
   const lines = [];
   let kind = outcome.kind;
   let title;
+  let code = null; // the page's code: its words, beside our title
   if (outcome.kind === "protocol-error") {
     const e = outcome.error;
-    title = `Protocol failure · ${e.code}`;
+    title = "Protocol failure";
+    code = e.code;
     lines.push(PROTOCOL_HINTS[e.code] || "The page did not run the call.");
-    if (e.message) lines.push(e.message);
+    if (e.message) lines.push(el("span", {}, "The page says: ", pageText(e.message, TEXT.long)));
     if (outcome.retryAfterMs) lines.push(`Try again in ${Math.ceil(outcome.retryAfterMs / 1000)} s.`);
-    for (const v of (e.violations || []).slice(0, 5)) lines.push(`${v.instancePath || "/"}: ${v.message || v.keyword}`);
-    if (outcome.effectUnknown) lines.push("An earlier attempt reached the page; whether it ran is unknown.");
+    for (const v of (e.violations || []).slice(0, 5)) lines.push(el("span", {}, pageCode(v.instancePath || v.path || "/", 80), ": ", pageText(v.message || v.keyword, TEXT.short)));
+    if (outcome.effectUnknown && !/unknown/.test(PROTOCOL_HINTS[e.code] || "")) lines.push("An earlier attempt reached the page; whether it ran is unknown.");
   } else if (outcome.kind === "business-error") {
-    title = `Business failure · ${outcome.error.code}`;
-    if (outcome.error.message) lines.push(outcome.error.message);
-    if (outcome.approval === "unknown") lines.push("The approval status is not one this extension knows, so it is not treated as approved.");
+    title = outcome.approval === "denied" ? "Approval denied" : outcome.approval === "unknown" ? "Approval status unknown" : "Business failure";
+    code = outcome.error.code;
+    if (outcome.error.message) lines.push(el("span", {}, "The page says: ", pageText(outcome.error.message, TEXT.long)));
+    if (outcome.approval === "unknown") lines.push("The page cannot say whether a person approved; it is not treated as approved.");
   } else if (outcome.approval === "pending") {
     kind = "pending-approval";
-    title = "Approval pending";
-    lines.push(resultTitle(outcome.result) || "The page asked a person to decide.");
+    title = "Approval pending: not done yet";
+    const t = resultTitle(outcome.result);
+    if (t) lines.push(el("span", {}, "The page says: ", pageText(t, TEXT.short)));
     lines.push("A person must confirm or reject it in the page; this extension cannot approve.");
   } else {
-    title = outcome.approval === "granted" ? "Approved" : "Success";
-    lines.push(resultTitle(outcome.result) || "The capability ran.");
+    title = outcome.approval === "granted" ? "Approved and done" : "Success";
+    const t = resultTitle(outcome.result);
+    lines.push(t ? el("span", {}, "The page says: ", pageText(t, TEXT.short)) : "The capability ran.");
   }
+  if (outcome.forgeable) lines.push(el("span", { class: "forgeable", "data-testid": "ext-forgeable" }, "This answer came over the page window: another script on the page could have forged it."));
   box.dataset.outcome = kind;
-  box.dataset.code = outcome.error ? outcome.error.code : "";
-  box.replaceChildren(el("strong", { "data-testid": "ext-outcome-title" }, title), ...lines.map((l) => el("div", {}, l)));
-  $("ext-response").textContent = pretty(outcome.envelope);
+  box.dataset.code = code ?? "";
+  box.dataset.transport = outcome.transport ?? "";
+  box.replaceChildren(el("strong", { "data-testid": "ext-outcome-title" }, title, code ? " · " : "", code ? pageCode(code, 60) : ""), ...lines.map((l) => el("div", {}, l)));
+  $("ext-response").replaceChildren(outcome.envelope ? pageText(safeJSON(outcome.envelope, BOUNDS.stateChars, 2), BOUNDS.stateChars, "span") : "(not kept)");
   showAfter(outcome.after);
 }
 
@@ -478,8 +736,8 @@ function showClientError(err) {
   box.dataset.outcome = "client-error";
   box.dataset.code = err.code || "";
   const lines = [CLIENT_HINTS[err.code], err.message];
-  if (err.effectUnknown) lines.push("Whether the call ran is unknown: describe the page again before repeating it.");
-  box.replaceChildren(el("strong", { "data-testid": "ext-outcome-title" }, `Not completed · ${err.code}`), ...lines.filter(Boolean).map((l) => el("div", {}, l)));
+  if (err.effectUnknown) lines.push("Whether the call ran is unknown: look at the page before repeating it.");
+  box.replaceChildren(el("strong", { "data-testid": "ext-outcome-title" }, `Not completed · ${err.code}`), ...[...new Set(lines)].filter(Boolean).map((l) => el("div", {}, l)));
   $("ext-after").hidden = true;
   $("ext-response").textContent = "";
 }
@@ -492,11 +750,13 @@ function showAfter(after) {
     return;
   }
   const items = [];
-  for (const r of after.records || []) {
-    if (r.removed) items.push(el("li", { "data-record": r.id }, `${r.id} is no longer on the page`));
-    for (const [k, v] of Object.entries(r.fields || {})) items.push(el("li", { "data-record": r.id, "data-field": k }, `${r.id} ${k} → ${JSON.stringify(v)}`));
+  for (const r of (after.records || []).slice(0, BOUNDS.listItems)) {
+    if (r.removed) items.push(el("li", { "data-record": r.id }, pageCode(r.id), " is no longer on the page"));
+    for (const [k, v] of Object.entries(r.fields || {}).slice(0, BOUNDS.listItems)) {
+      items.push(el("li", { "data-record": r.id, "data-field": k }, pageCode(r.id), " ", pageText(k, 40), " → ", pageText(typeof v === "string" ? JSON.stringify(v) : safeJSON(v, TEXT.short), TEXT.short)));
+    }
   }
-  for (const [k, v] of Object.entries(after.state || {})) items.push(el("li", { "data-state": k }, `state.${k} → ${JSON.stringify(v)}`));
+  for (const [k, v] of Object.entries(after.state || {}).slice(0, BOUNDS.listItems)) items.push(el("li", { "data-state": k }, "state.", pageText(k, 40), " → ", pageText(safeJSON(v, TEXT.short), TEXT.short)));
   if (after.recordsOmitted || after.stateOmitted) items.push(el("li", { class: "hint" }, "more changes were left out"));
   box.replaceChildren(el("strong", {}, "Changes the page reported"), el("ul", {}, ...items));
   box.hidden = false;
@@ -508,7 +768,7 @@ function applyAfter(after) {
   const c = state.description && state.description.context;
   if (!c) return;
   for (const r of after.records || []) {
-    for (const list of [c.records, state.records.list]) {
+    for (const list of [c.records ?? [], state.records.list]) {
       const i = list.findIndex((x) => x.id === r.id);
       if (i < 0) continue;
       if (r.removed) list.splice(i, 1);
@@ -521,25 +781,29 @@ function applyAfter(after) {
 }
 
 // ---------------------------------------------------------------------------
-// Records, page by page
+// Records, page by page: one card each, a line per field
 
 function renderRecords() {
   const r = state.records;
-  const body = $("ext-records");
-  body.replaceChildren(
-    ...r.list.map((rec) => {
-      const use = el("button", { type: "button", "data-testid": `ext-use-${rec.id}` }, "Use");
+  $("ext-records").replaceChildren(
+    ...r.list.slice(0, RECORDS_PER_PAGE).map((rec) => {
+      const use = el("button", { type: "button", class: "btn small", "data-testid": `ext-use-${rec.id}` }, "Use");
       use.addEventListener("click", () => {
         const picker = $("ext-record");
         if (picker) picker.value = rec.id;
       });
-      const fields = Object.entries(rec.fields || {})
-        .map(([k, v]) => `${k}: ${typeof v === "string" ? v : JSON.stringify(v)}`)
-        .join(" · ");
-      return el("tr", { "data-testid": `ext-record-row-${rec.id}` }, el("td", {}, el("code", {}, rec.id), rec.offscreen ? el("span", { class: "badge" }, "off screen") : null), el("td", {}, fields), el("td", {}, use));
+      const fields = Object.entries(rec.fields || {}).slice(0, 12);
+      return el(
+        "li",
+        { class: "record", "data-testid": `ext-record-row-${rec.id}` },
+        el("div", { class: "record-head" }, pageCode(rec.id), rec.offscreen ? el("span", { class: "badge" }, "off screen") : null, use),
+        fields.length
+          ? el("dl", { class: "record-fields" }, ...fields.flatMap(([k, v]) => [el("dt", {}, pageText(k, 40)), el("dd", { "data-field": k }, pageText(typeof v === "string" ? v : safeJSON(v, TEXT.short), TEXT.short))]))
+          : null,
+      );
     }),
   );
-  $("ext-records-range").textContent = r.list.length ? `Records ${r.offset + 1}–${r.offset + r.list.length} of ${r.total}` : `No records (${r.total} in all)`;
+  $("ext-records-range").textContent = r.list.length ? `${r.offset + 1}–${r.offset + r.list.length} of ${r.total}` : `No records (${r.total} in all)`;
   $("ext-records-prev").disabled = r.offset === 0;
   $("ext-records-next").disabled = r.nextOffset === null;
 }
@@ -547,11 +811,12 @@ function renderRecords() {
 async function pageRecords(offset) {
   const gen = state.generation;
   try {
-    const p = await ask({ type: "pling.page", app: state.app, private: state.private, offset: Math.max(0, offset), limit: RECORDS_PER_PAGE });
+    const p = await ask({ type: "pling.page", app: state.app, offset: Math.max(0, offset), limit: RECORDS_PER_PAGE });
     if (gen !== state.generation) return;
-    state.records = { offset: p.offset, list: p.records, total: p.recordsTotal, nextOffset: p.nextOffset };
+    state.records = { offset: p.offset, list: p.records.slice(0, RECORDS_PER_PAGE), total: p.recordsTotal, nextOffset: p.nextOffset };
     renderRecords();
   } catch (err) {
+    if (gen !== state.generation) return;
     if (err.code === "PROTOCOL_FAILURE") setStatus("error", `The page refused to list records: ${err.message}`, err.code);
     else showClientError(err);
   }
@@ -567,20 +832,37 @@ function hasOwn(o, k) {
   return Object.prototype.hasOwnProperty.call(o, k);
 }
 
+// markNavigated forgets the page: its description, the selection and
+// whatever was typed, so a draft for one page is never sent to the next.
 function markNavigated() {
+  const hadDraft = !$("ext-call").hidden;
   state.generation += 1;
   state.stale = true;
-  setStatus("navigated", "The page is loading; what is shown is from the previous page.");
+  state.origin = null;
+  state.documentId = null;
+  clearDescription();
+  showTransport(null);
   $("ext-invoke").disabled = true;
+  $("ext-invoke-origin").replaceChildren("Sends to ", el("code", { "data-origin": "" }, "(no page)"));
+  setStatus("navigated", "The page is loading…");
+  setNotice(hadDraft ? "The page navigated: the form was cleared, so nothing typed for the previous page is sent to this one." : "The page navigated: what was shown is gone.");
 }
 
-async function activeTab() {
-  const [tab] = await chrome.tabs.query({ active: true, lastFocusedWindow: true });
-  return tab ? tab.id : null;
+// follow makes the panel show another tab of its window.
+function follow(tabId) {
+  if (tabId === state.tabId) return;
+  state.tabId = tabId;
+  state.app = null;
+  markNavigated();
+  setNotice("");
+  refresh();
 }
 
 async function main() {
-  $("ext-describe").addEventListener("click", () => refresh());
+  $("ext-describe").addEventListener("click", () => {
+    setNotice("");
+    refresh();
+  });
   $("ext-invoke").addEventListener("click", () => invoke());
   $("ext-form").addEventListener("submit", (e) => {
     e.preventDefault();
@@ -592,10 +874,6 @@ async function main() {
     state.generation += 1;
     describe();
   });
-  $("ext-private").addEventListener("change", (e) => {
-    state.private = e.target.checked;
-    refresh();
-  });
   $("ext-records-prev").addEventListener("click", () => pageRecords(state.records.offset - RECORDS_PER_PAGE));
   $("ext-records-next").addEventListener("click", () => state.records.nextOffset !== null && pageRecords(state.records.nextOffset));
 
@@ -605,23 +883,26 @@ async function main() {
     else if (info.status === "complete") refresh();
   });
   if (pinnedTab === null) {
-    // As the side panel: follow the tab the person is looking at.
-    chrome.tabs.onActivated.addListener(({ tabId }) => {
-      state.tabId = tabId;
-      state.app = null;
-      state.selected = null;
-      clearDescription();
-      refresh();
+    // As the side panel: follow the tab the person looks at in this
+    // panel's own window, never the window that happens to have focus.
+    const own = await chrome.windows.getCurrent();
+    state.windowId = own.id;
+    chrome.tabs.onActivated.addListener(({ tabId, windowId }) => {
+      if (windowId === state.windowId) follow(tabId);
     });
   }
   // The content script reports a surface that closed its channel.
   chrome.runtime.onMessage.addListener((msg, sender) => {
     if (sender.id !== chrome.runtime.id || !sender.tab || sender.tab.id !== state.tabId || !msg || msg.type !== "pling.ended") return;
-    if (msg.error && msg.error.code === "CLOSED") setStatus("closed", "The private channel to the page's surface ended; the next call opens a new one.", "CLOSED");
+    if (msg.error && msg.error.code === "CLOSED") setStatus("closed", "The page's surface closed its channel; the next call opens a new one.", "CLOSED");
   });
 
-  state.tabId = pinnedTab ?? (await activeTab());
-  if (state.tabId === null || Number.isNaN(state.tabId)) {
+  if (pinnedTab !== null) state.tabId = Number.isInteger(pinnedTab) ? pinnedTab : null;
+  else {
+    const [tab] = await chrome.tabs.query({ active: true, windowId: state.windowId });
+    state.tabId = tab ? tab.id : null;
+  }
+  if (state.tabId === null) {
     setStatus("error", "No tab to look at.", "NO_TAB");
     return;
   }

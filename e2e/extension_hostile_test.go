@@ -1,0 +1,448 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
+)
+
+// hostilePage is the address of the page that answers the protocol itself
+// (testdata/foreign/extension-hostile.js), on the test site's origin or on
+// another one.
+func hostilePage(origin, mode string, n int) string {
+	base := origin + "/extension-hostile.html"
+	if origin == siteURL {
+		base = siteURL + "/e2e/foreign/extension-hostile.html"
+	}
+	return fmt.Sprintf("%s?mode=%s&n=%d", base, mode, n)
+}
+
+// waitFor is waitPage with its own, shorter, deadline: a panel that waits
+// for ever fails here instead of passing late.
+func waitFor(t testing.TB, p *tab, d time.Duration, expr string) {
+	t.Helper()
+	_, err := chromedp.Run(p.ctx, chromedp.Evaluate[bool](`new Promise((resolve, reject) => {
+		const deadline = Date.now() + `+fmt.Sprint(d.Milliseconds())+`;
+		const look = () => {
+			try { if (`+expr+`) return resolve(true); } catch {}
+			if (Date.now() > deadline) return reject(new Error("still false after `+d.String()+`"));
+			setTimeout(look, 25);
+		};
+		look();
+	})`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("waiting for %s: %v", short(expr), err)
+	}
+}
+
+// hiddenChars matches what must never reach the panel's text raw: bidi
+// overrides and isolates, zero-width characters and controls.
+const hiddenChars = `/[\u202A-\u202E\u2066-\u2069\u200B-\u200F\u0000-\u0008\u001B\u007F]/`
+
+// TestExtensionHostilePageText: what a page writes into its description
+// reaches the person as the page's words. A right-to-left override in an id
+// is shown as a visible mark, not obeyed; an effect string that imitates
+// the panel's own badges and trust wording is shown outside any badge; the
+// panel's badges come only from the values the protocol defines.
+func TestExtensionHostilePageText(t *testing.T) {
+	b := startExtensionBrowser(t)
+	pageURL := hostilePage(siteURL, "bidi", 0)
+	b.openTab(t, pageURL)
+	panel := b.openPanel(t, pageURL)
+	waitConnected(t, panel)
+	waitPage(t, panel, `document.querySelector('[data-testid="ext-capabilities"]').dataset.complete === "true"`)
+
+	type view struct {
+		RLOText    string   `json:"rloText"`
+		Badges     []string `json:"badges"`
+		Claim      string   `json:"claim"`
+		RawHidden  bool     `json:"rawHidden"`
+		Isolated   bool     `json:"isolated"`
+		PageTexts  int      `json:"pageTexts"`
+		Feedback   string   `json:"feedback"`
+		ApproveBtn string   `json:"approveBtn"`
+	}
+	v := evalPage[view](t, panel, `(() => {
+		const caps = [...document.querySelectorAll('[data-testid="ext-capabilities"] button')];
+		const rlo = caps.find((b) => b.dataset.testid.includes("view_order"));
+		const approve = caps.find((b) => b.dataset.testid === "ext-cap-approve.all");
+		const texts = [...document.querySelectorAll(".page-text")];
+		return {
+			rloText: rlo.querySelector("code").textContent,
+			badges: [...document.querySelectorAll(".badge")].map((x) => x.textContent),
+			claim: (document.querySelector('[data-testid="ext-cap-claim-approve.all"]') || {}).textContent || "",
+			rawHidden: `+hiddenChars+`.test(document.body.innerText),
+			isolated: texts.every((x) => getComputedStyle(x).unicodeBidi === "isolate" && x.closest(".badge") === null),
+			pageTexts: texts.length,
+			feedback: document.querySelector('[data-testid="ext-feedback"]').textContent,
+			approveBtn: approve.textContent,
+		};
+	})()`)
+	if v.RLOText != "view_order⟨U+202E⟩eteled_lla" {
+		t.Errorf("the id with a right-to-left override reads %q", v.RLOText)
+	}
+	if v.RawHidden {
+		t.Error("the panel shows a raw bidi, zero-width or control character")
+	}
+	if !v.Isolated || v.PageTexts < 4 {
+		t.Errorf("page texts isolated = %v (%d of them), and never inside a badge", v.Isolated, v.PageTexts)
+	}
+	known := map[string]bool{"reads": true, "writes": true, "destructive": true, "may ask a person": true, "needs a person's approval": true, "one record": true, "too large to call here": true, "off screen": true}
+	for _, badge := range v.Badges {
+		if !known[badge] {
+			t.Errorf("a badge reads %q: badges come from a closed set", badge)
+		}
+	}
+	if !strings.Contains(v.Claim, "in the page's words") || !strings.Contains(v.Claim, "verified by Pling") || !strings.Contains(v.Claim, "⟨U+2066⟩") {
+		t.Errorf("the page's own effect and approval words are shown as %q", v.Claim)
+	}
+	if !strings.Contains(v.Feedback, "⟨U+202E⟩") {
+		t.Errorf("feedback shown as %q", v.Feedback)
+	}
+}
+
+// TestExtensionHostileBounds: a page that sends too much gets a refusal that
+// names the bound, never a hang, an empty list or a frozen panel.
+func TestExtensionHostileBounds(t *testing.T) {
+	b := startExtensionBrowser(t)
+	open := func(t *testing.T, mode string, n int) (*tab, *tab) {
+		pageURL := hostilePage(siteURL, mode, n)
+		p := b.openTab(t, pageURL)
+		waitPage(t, p, `window.__hostile !== undefined`)
+		return p, b.openPanel(t, pageURL)
+	}
+	status := func(t *testing.T, panel *tab) (string, string, string) {
+		waitPage(t, panel, `!["connecting", "navigated"].includes(document.querySelector('[data-testid="ext-status"]').dataset.state)`)
+		s := evalPage[[]string](t, panel, `(() => { const s = document.querySelector('[data-testid="ext-status"]'); return [s.dataset.state, s.dataset.code || "", s.textContent]; })()`)
+		return s[0], s[1], s[2]
+	}
+
+	t.Run("400,000 capabilities: the reply is over the byte bound", func(t *testing.T) {
+		_, panel := open(t, "many", 400000)
+		state, code, text := status(t, panel)
+		if state != "error" || code != "REPLY_OUT_OF_BOUNDS" {
+			t.Fatalf("status %s %s %q", state, code, text)
+		}
+		if n := evalPage[int](t, panel, `document.querySelectorAll('[data-testid="ext-capabilities"] li').length`); n != 0 {
+			t.Errorf("%d capabilities listed", n)
+		}
+		if got := panelOutcome(t, panel); !strings.Contains(got.Text, "1048576 bytes") {
+			t.Errorf("the refusal does not name the bound: %+v", got)
+		}
+	})
+
+	t.Run("2,000 capabilities: over the panel's count bound", func(t *testing.T) {
+		_, panel := open(t, "many", 2000)
+		state, code, text := status(t, panel)
+		if state != "error" || code != "BOUND_EXCEEDED" || !strings.Contains(text, "2000 capabilities, more than the 1000") {
+			t.Fatalf("status %s %s %q", state, code, text)
+		}
+	})
+
+	t.Run("1,000 capabilities are listed a chunk at a time", func(t *testing.T) {
+		pageURL := hostilePage(siteURL, "many", 1000)
+		b.openTab(t, pageURL)
+		panel := b.openPanelWith(t, pageURL, "")
+		// Count what each DOM change adds to the list from the start.
+		evalPage[bool](t, panel, `(() => {
+			window.__adds = [document.querySelector('[data-testid="ext-capabilities"]').querySelectorAll("button").length];
+			new MutationObserver((records) => { for (const r of records) if (r.target.dataset.testid === "ext-capabilities") window.__adds.push(r.addedNodes.length); })
+				.observe(document.querySelector('[data-testid="ext-capabilities"]'), { childList: true });
+			return true;
+		})()`)
+		waitPage(t, panel, `document.querySelector('[data-testid="ext-capabilities"]').dataset.complete === "true"`)
+		adds := evalPage[[]int](t, panel, `window.__adds.filter((n, i) => i === 0 || n > 0)`)
+		total, most := 0, 0
+		for i, n := range adds {
+			total += n
+			if i > 0 {
+				most = max(most, n)
+			}
+		}
+		// The first number is what was there when the observer started.
+		if total != 1000 || most > 40 || len(adds) < 20 {
+			t.Errorf("the list grew by %v: %d in all, at most %d at a time, want 1000 in chunks of at most 40", adds, total, most)
+		}
+	})
+
+	t.Run("an enum of 5,000 values: the capability cannot be called here, and says why", func(t *testing.T) {
+		_, panel := open(t, "enum", 5000)
+		if state, code, text := status(t, panel); state != "connected" {
+			t.Fatalf("status %s %s %q", state, code, text)
+		}
+		selectCapability(t, panel, "pick.one")
+		got := evalPage[[]string](t, panel, `[document.querySelector('[data-testid="ext-form-refused"]')?.textContent ?? "", String(document.querySelector('[data-testid="ext-invoke"]').disabled), String(document.querySelectorAll("option").length)]`)
+		if !strings.Contains(got[0], "5000 values, more than 1000") || got[1] != "true" {
+			t.Errorf("form shows %q, invoke disabled %s", got[0], got[1])
+		}
+		// The capability next to it still works.
+		selectCapability(t, panel, "notes.add")
+		typeInto(t, panel, "ext-field-note", "still works")
+		if got := invokeFromPanel(t, panel); got.Outcome != "success" {
+			t.Errorf("notes.add: %+v", got)
+		}
+	})
+
+	t.Run("a context without records", func(t *testing.T) {
+		_, panel := open(t, "norecords", 0)
+		if state, code, text := status(t, panel); state != "connected" {
+			t.Fatalf("status %s %s %q", state, code, text)
+		}
+		if r := evalPage[string](t, panel, `document.querySelector('[data-testid="ext-records-range"]').textContent`); !strings.HasPrefix(r, "No records") {
+			t.Errorf("records range %q", r)
+		}
+	})
+
+	t.Run("a 50 MB describe is refused once, naming the bound", func(t *testing.T) {
+		p, panel := open(t, "huge", 50<<20)
+		state, code, text := status(t, panel)
+		if state != "error" || code != "REPLY_OUT_OF_BOUNDS" {
+			t.Fatalf("status %s %s %q", state, code, text)
+		}
+		// One discover and one describe: an answer, even a refused one, is not asked again.
+		if n := evalPage[int](t, p, `window.__hostile.describe`); n > 2 {
+			t.Errorf("the page was asked to describe itself %d times", n)
+		}
+	})
+}
+
+// TestExtensionHostileBusyPage: a page that freezes its thread when an
+// invoke arrives freezes the content script's timers with it. The panel
+// keeps its own deadline and says the call's effect is unknown.
+func TestExtensionHostileBusyPage(t *testing.T) {
+	b := startExtensionBrowser(t)
+	pageURL := hostilePage(siteURL, "busy", 60000)
+	b.openTab(t, pageURL)
+	panel := b.openPanelWith(t, pageURL, "&deadlineMs=3000")
+	waitConnected(t, panel)
+	selectCapability(t, panel, "notes.add")
+	typeInto(t, panel, "ext-field-note", "freeze")
+	click(t, panel, "ext-invoke")
+	// The page stays frozen for a minute; the panel answers long before.
+	waitFor(t, panel, 20*time.Second, `document.querySelector('[data-testid="ext-outcome"]').dataset.outcome === "client-error"`)
+	got := panelOutcome(t, panel)
+	if got.Code != "TIMEOUT" || !strings.Contains(got.Text, "unknown") {
+		t.Errorf("panel shows %+v, want TIMEOUT with an unknown effect", got)
+	}
+}
+
+// TestExtensionHostileTransport: on the private channel (the default where
+// the page offers one) answers reach the extension only; a page that
+// refuses it is talked to over the window, where a page script can answer
+// in the surface's place, and the panel says so next to the answer.
+func TestExtensionHostileTransport(t *testing.T) {
+	b := startExtensionBrowser(t)
+	for _, tc := range []struct {
+		mode, want, transport string
+		forgeable             bool
+	}{
+		{"plain", "done", "port", false},
+		{"window-only", "done (forged by a page script)", "window", true},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			pageURL := hostilePage(siteURL, tc.mode, 0)
+			p := b.openTab(t, pageURL)
+			panel := b.openPanel(t, pageURL)
+			waitConnected(t, panel)
+			selectCapability(t, panel, "notes.add")
+			typeInto(t, panel, "ext-field-note", "hello")
+			got := invokeFromPanel(t, panel)
+			if got.Outcome != "success" || !strings.Contains(got.Text, tc.want) {
+				t.Fatalf("panel shows %+v", got)
+			}
+			forgeable := evalPage[bool](t, panel, `document.querySelector('[data-testid="ext-forgeable"]') !== null`)
+			if forgeable != tc.forgeable {
+				t.Errorf("forgery warning shown = %v, want %v", forgeable, tc.forgeable)
+			}
+			if via := evalPage[string](t, p, `window.__hostile.invokes[0].via`); via != tc.transport {
+				t.Errorf("the invoke came on %q, want %q", via, tc.transport)
+			}
+		})
+	}
+}
+
+// TestExtensionDraftsStayWithTheirOrigin: a note typed for one page is not
+// sent to the page the tab navigates to. The panel clears the form and says
+// so, loses the tab (the person's grant was for the first page), and after
+// the person grants the new page, names its origin next to Invoke.
+func TestExtensionDraftsStayWithTheirOrigin(t *testing.T) {
+	b := startExtensionBrowser(t)
+	first := hostilePage(siteURL, "plain", 0)
+	p := b.openTab(t, first)
+	panel := b.openPanel(t, first)
+	waitConnected(t, panel)
+	if o := evalPage[string](t, panel, `document.querySelector('[data-testid="ext-invoke-origin"] code').textContent`); o != siteURL {
+		t.Errorf("Invoke sends to %q, want %q", o, siteURL)
+	}
+	selectCapability(t, panel, "notes.add")
+	typeInto(t, panel, "ext-field-note", "meant for the first page")
+
+	other := foreignURLs["cross-site"]
+	second := hostilePage(other, "plain", 0)
+	if err := chromedp.Do(p.ctx, chromedp.Navigate(second)); err != nil {
+		t.Fatal(err)
+	}
+	waitPage(t, panel, `!document.querySelector('[data-testid="ext-notice"]').hidden`)
+	type form struct {
+		Notice   string `json:"notice"`
+		Hidden   bool   `json:"hidden"`
+		Fields   int    `json:"fields"`
+		Disabled bool   `json:"disabled"`
+	}
+	f := evalPage[form](t, panel, `({
+		notice: document.querySelector('[data-testid="ext-notice"]').textContent,
+		hidden: document.querySelector('[data-testid="ext-call"]').hidden,
+		fields: document.querySelectorAll('[data-testid="ext-form"] [name]').length,
+		disabled: document.querySelector('[data-testid="ext-invoke"]').disabled,
+	})`)
+	if !strings.Contains(f.Notice, "form was cleared") || !f.Hidden || f.Fields != 0 || !f.Disabled {
+		t.Errorf("after navigating away the form is %+v", f)
+	}
+	// The grant was for the first page: the panel says it cannot read this one.
+	waitPage(t, panel, `document.querySelector('[data-testid="ext-status"]').dataset.state === "not-scriptable"`)
+	if _, text := panelStatus(t, panel); !strings.Contains(text, "Press the Pling button") {
+		t.Errorf("status %q", text)
+	}
+	// The person grants the new page; the call would go to its origin.
+	b.pressAction(t, second, true)
+	click(t, panel, "ext-describe")
+	waitConnected(t, panel)
+	if o := evalPage[string](t, panel, `document.querySelector('[data-testid="ext-invoke-origin"] code').textContent`); o != other {
+		t.Errorf("Invoke sends to %q, want %q", o, other)
+	}
+	if !evalPage[bool](t, panel, `document.querySelector('[data-testid="ext-call"]').hidden`) {
+		t.Error("a capability is still selected on the new page")
+	}
+	if n := evalPage[int](t, p, `window.__hostile.invoke`); n != 0 {
+		t.Errorf("the second page received %d invokes", n)
+	}
+}
+
+// attachTarget drives an existing target (the side panel) as a tab.
+func (b *extensionBrowser) attachTarget(t *testing.T, id target.ID) *tab {
+	t.Helper()
+	tabCtx, cancelTab := chromedp.NewContext(b.ctx, chromedp.WithTargetID(id))
+	if err := chromedp.Do(tabCtx); err != nil {
+		cancelTab()
+		t.Fatalf("attach to %s: %v", id, err)
+	}
+	ctx, cancel := context.WithTimeout(tabCtx, extensionTimeout)
+	p := &tab{ctx: ctx}
+	t.Cleanup(func() {
+		cancel()
+		cancelTab()
+	})
+	return p
+}
+
+// TestExtensionSidePanelFollowsItsWindow: the side panel shows the active
+// tab of its own window. A second window taking focus changes nothing; a
+// tab opened in its own window that the person has not granted is named as
+// one the extension cannot read.
+func TestExtensionSidePanelFollowsItsWindow(t *testing.T) {
+	b := startExtensionBrowser(t)
+	first := hostilePage(siteURL, "plain", 0)
+	b.openTab(t, first)
+	side := b.attachTarget(t, b.pressAction(t, first, false))
+	waitConnected(t, side)
+	own := evalPage[int](t, side, `chrome.windows.getCurrent().then((w) => w.id)`)
+
+	// Another window opens and takes focus, showing a page with a surface.
+	other := hostilePage(foreignURLs["cross-site"], "plain", 0)
+	evalPage[bool](t, side, `chrome.windows.create({ url: `+js(other)+`, focused: true }).then(() => true)`)
+	time.Sleep(2 * time.Second) // what a panel following the focus would do, it does by now
+	if state, text := panelStatus(t, side); state != "connected" {
+		t.Errorf("after another window took focus the side panel shows %s %q", state, text)
+	}
+	if o := evalPage[string](t, side, `document.querySelector('[data-testid="ext-invoke-origin"] code').textContent`); o != siteURL {
+		t.Errorf("the side panel now sends to %q, want its own window's %q", o, siteURL)
+	}
+
+	// A new tab in the panel's own window: followed, and named as one the
+	// extension may not read.
+	evalPage[bool](t, side, fmt.Sprintf(`chrome.tabs.create({ windowId: %d, url: %s, active: true }).then(() => true)`, own, js(hostilePage(siteURL, "plain", 1))))
+	waitPage(t, side, `document.querySelector('[data-testid="ext-status"]').dataset.state === "not-scriptable"`)
+	if _, text := panelStatus(t, side); !strings.Contains(text, "may not read this page") {
+		t.Errorf("status %q", text)
+	}
+}
+
+// TestExtensionPanelLayout measures the panel at the side panel's common
+// widths with the demo: nothing scrolls sideways, nothing sticks out, the
+// record fields and the Invoke row keep readable widths. Screenshots go to
+// build/screenshots/.
+func TestExtensionPanelLayout(t *testing.T) {
+	b := startExtensionBrowser(t)
+	demo := b.openTab(t, siteURL+"/")
+	waitPage(t, demo, `typeof window.__demo === "object"`)
+	evalPage[bool](t, demo, `window.__demo.ready.then(() => true)`)
+	panel := b.openPanel(t, siteURL+"/")
+	waitConnected(t, panel)
+	selectCapability(t, panel, "update_note@order")
+	useRecord(t, panel, "SO-1002")
+	typeInto(t, panel, "ext-field-note", "Call back on Friday")
+	if got := invokeFromPanel(t, panel); got.Outcome != "success" {
+		t.Fatalf("invoke: %+v", got)
+	}
+	dir := filepath.Join("..", "build", "screenshots")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	type layout struct {
+		ScrollWidth int      `json:"scrollWidth"`
+		Width       int      `json:"width"`
+		Outside     []string `json:"outside"`
+		Invoke      float64  `json:"invoke"`
+		SendsTo     float64  `json:"sendsTo"`
+		Value       float64  `json:"value"`
+		Capability  float64  `json:"capability"`
+		List        float64  `json:"list"`
+	}
+	for _, w := range []int64{320, 400, 560} {
+		t.Run(fmt.Sprint(w), func(t *testing.T) {
+			if _, err := chromedp.Call(panel.ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{Width: w, Height: 1400, DeviceScaleFactor: 1}); err != nil {
+				t.Fatal(err)
+			}
+			l := evalPage[layout](t, panel, `new Promise((r) => requestAnimationFrame(() => r((() => {
+				window.scrollTo(0, 0);
+				const W = document.documentElement.clientWidth;
+				const outside = [...document.querySelectorAll("body *")].filter((e) => {
+					const b = e.getBoundingClientRect();
+					return b.width > 0 && b.right > W + 0.5 && !e.closest("pre, details:not([open])");
+				}).map((e) => e.tagName + "." + e.className + "[" + (e.dataset.testid || "") + "]");
+				const w = (sel) => { const e = document.querySelector(sel); return e ? e.getBoundingClientRect().width : -1; };
+				return {
+					scrollWidth: document.documentElement.scrollWidth, width: W, outside,
+					invoke: w('[data-testid="ext-invoke"]'), sendsTo: w('[data-testid="ext-invoke-origin"]'),
+					value: w('[data-testid="ext-record-row-SO-1002"] dd[data-field="note"]'),
+					capability: w('[data-testid="ext-cap-update_note@order"]'), list: w('[data-testid="ext-capabilities"]'),
+				};
+			})())))`)
+			if l.ScrollWidth > l.Width {
+				t.Errorf("scrolls sideways: %d > %d", l.ScrollWidth, l.Width)
+			}
+			if len(l.Outside) > 0 {
+				t.Errorf("sticking out of %d px: %v", l.Width, l.Outside)
+			}
+			if l.Invoke < 60 || l.SendsTo < 100 || l.Value < 120 || l.Capability < l.List-1 {
+				t.Errorf("widths at %d px: %+v", w, l)
+			}
+			shot, err := chromedp.Call(panel.ctx, page.CaptureScreenshot, page.CaptureScreenshotParams{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("extension-panel-%d.png", w)), shot.Data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
