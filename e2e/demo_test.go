@@ -235,6 +235,7 @@ func TestDemoInvoke(t *testing.T) {
 		if len(events) == 0 {
 			t.Fatal("no audit event")
 		}
+		checkAuditRow(t, p, r.Envelope.ID, "ok", "ok")
 		last := events[len(events)-1]
 		if last.RequestID != r.Envelope.ID || last.Method != "invoke" || last.Capability != "update_note@order" || last.RecordID != "SO-1002" || last.Outcome != "ok" || last.AgentID == "" || last.SessionID == "" {
 			t.Errorf("audit event %+v", last)
@@ -259,6 +260,7 @@ func TestDemoInvoke(t *testing.T) {
 		if got := noteShown(t, p, "SO-1003"); got != before {
 			t.Errorf("SO-1003 note shown %q -> %q", before, got)
 		}
+		checkAuditRow(t, p, r.Envelope.ID, "business-error", "business error")
 	})
 
 	t.Run("approval stays pending", func(t *testing.T) {
@@ -276,6 +278,8 @@ func TestDemoInvoke(t *testing.T) {
 				t.Errorf("the reply carries approval evidence %q: %s", word, raw)
 			}
 		}
+		// Completed, not done: the audit row says so rather than "ok".
+		checkAuditRow(t, p, r.Envelope.ID, "pending-approval", "approval pending")
 		waitPage(t, p, `document.querySelector('[data-testid="approval-dialog"]').open && document.querySelector('[data-testid="approval-order"]').textContent === "SO-1001"`)
 		if st := evalPage[string](t, p, `window.__demo.order("SO-1001").status`); st != "awaiting_approval" {
 			t.Errorf("SO-1001 status %q, want awaiting_approval (only a person approves)", st)

@@ -286,6 +286,30 @@ func auditOf(t testing.TB, p *tab, requestID string) map[string]any {
 	return evalPage[map[string]any](t, p, fmt.Sprintf(`window.__demo.auditEvents().find((e) => e.requestId === %s) || null`, js(requestID)))
 }
 
+// checkAuditRow finds the audit panel's row of one request id and checks
+// what it shows: its state and the words a person reads.
+func checkAuditRow(t testing.TB, p *tab, requestID, state, label string) {
+	t.Helper()
+	type row struct{ State, Label, Color, OKColor string }
+	got := evalPage[row](t, p, fmt.Sprintf(`(() => {
+	  const li = [...document.querySelectorAll('[data-testid="audit-entry"]')].find((e) => e.textContent.includes(%s));
+	  if (!li) return { State: "", Label: "", Color: "", OKColor: "" };
+	  const s = li.querySelector('[data-testid="audit-state"]');
+	  const probe = document.createElement("span");
+	  probe.className = "audit-outcome ok";
+	  document.querySelector('[data-testid="audit-list"]').append(probe);
+	  const ok = getComputedStyle(probe).color;
+	  probe.remove();
+	  return { State: li.dataset.state, Label: s.textContent, Color: getComputedStyle(s).color, OKColor: ok };
+	})()`, js("id "+requestID)))
+	if got.State != state || got.Label != label {
+		t.Errorf("audit row of %s shows %q (state %q), want %q (state %q)", requestID, got.Label, got.State, label, state)
+	}
+	if state != "ok" && state != "approved" && got.Color == got.OKColor {
+		t.Errorf("audit row of %s is drawn in the colour of a done request (%s)", requestID, got.Color)
+	}
+}
+
 var demoTools = []string{"approve_order", "orders.go_to_page", "orders.search", "orders.set_filter", "page_context", "update_note_order"}
 
 // TestWebMCPDemo drives the demo's WebMCP tools: they are registered from
@@ -310,6 +334,36 @@ func TestWebMCPDemo(t *testing.T) {
 	if !evalPage[bool](t, p.tab, `performance.getEntriesByType("resource").some((e) => e.name.endsWith("/pling-webmcp.js"))`) {
 		t.Error("pling-webmcp.js is not among the page's resources")
 	}
+
+	t.Run("the page shows its tools are registered", func(t *testing.T) {
+		waitPage(t, p.tab, fmt.Sprintf(`document.querySelector('[data-testid="webmcp-status"]').dataset.count === "%d"`, len(demoTools)))
+		type pill struct{ State, Text string }
+		got := evalPage[pill](t, p.tab, `(() => { const e = document.querySelector('[data-testid="webmcp-status"]'); return { State: e.dataset.state, Text: e.textContent }; })()`)
+		if want := fmt.Sprintf("WebMCP: %d tools", len(demoTools)); got.State != "on" || got.Text != want {
+			t.Errorf("indicator %+v, want state on and %q", got, want)
+		}
+	})
+
+	t.Run("every tool has a title", func(t *testing.T) {
+		// The browser's own list, as an agent of the browser reads it.
+		raw := evalPage[string](t, p.tab, `document.modelContext.getTools().then((ts) => JSON.stringify(ts.map((x) => ({ name: x.name, title: x.title }))))`)
+		var tools []struct{ Name, Title string }
+		if err := json.Unmarshal([]byte(raw), &tools); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{
+			"orders.search": "Orders: search", "orders.set_filter": "Orders: set filter", "orders.go_to_page": "Orders: go to page",
+			"update_note_order": "Order: update note", "approve_order": "Order: approve", "page_context": "Page: read what it shows",
+		}
+		if len(tools) != len(want) {
+			t.Fatalf("getTools lists %s, want %d tools", raw, len(want))
+		}
+		for _, tool := range tools {
+			if tool.Title != want[tool.Name] {
+				t.Errorf("%s has title %q, want %q", tool.Name, tool.Title, want[tool.Name])
+			}
+		}
+	})
 
 	t.Run("schemas and annotations", func(t *testing.T) {
 		var caps []struct {
@@ -424,6 +478,23 @@ func TestWebMCPDemo(t *testing.T) {
 		if ev == nil || ev["method"] != "invoke" || ev["capability"] != "update_note@order" || ev["recordId"] != "SO-1002" || ev["outcome"] != "ok" || ev["agentId"] != "agent.console" {
 			t.Errorf("audit of %q = %v, want an ok invoke of update_note@order on SO-1002 by the session's agent", id, ev)
 		}
+	})
+
+	t.Run("a pending approval is not done, in the answer and in the audit row", func(t *testing.T) {
+		r := p.invokeTool(t, "approve_order", map[string]any{"record": "SO-1001"})
+		if r.Status != webmcp.InvocationStatusCompleted || r.Output["outcome"] != "pending_approval" || r.Output["approval"] != "pending" || r.Output["isError"] != nil {
+			t.Fatalf("answer %+v, want outcome pending_approval with approval pending", r)
+		}
+		if msg, _ := r.Output["message"].(string); !strings.HasPrefix(msg, "Not done yet") {
+			t.Errorf("message %q, want it to say the action is not done yet", msg)
+		}
+		id, _ := r.Output["requestId"].(string)
+		if ev := auditOf(t, p.tab, id); ev == nil || ev["outcome"] != "ok" || ev["approval"] != "pending" {
+			t.Errorf("audit of %q = %v, want outcome ok with approval pending", id, ev)
+		}
+		checkAuditRow(t, p.tab, id, "pending-approval", "approval pending")
+		// Only a person decides; close the dialog for the next steps.
+		clickTestID(t, p.tab, "approval-later")
 	})
 
 	t.Run("a business failure is an error result", func(t *testing.T) {
@@ -585,6 +656,8 @@ func TestWebMCPDemo(t *testing.T) {
 		clickTestID(t, p.tab, "delegation-revoke")
 		waitPage(t, p.tab, `window.__demo.sessionState() === "revoked"`)
 		p.waitTools(t, "every tool to go", func(tools map[string]*webmcp.Tool) bool { return len(tools) == 0 })
+		// The top bar follows: no tools is what a person reads too.
+		waitPage(t, p.tab, `document.querySelector('[data-testid="webmcp-status"]').textContent === "WebMCP: 0 tools"`)
 		got := p.removedSince(removed)
 		sort.Strings(got)
 		if !slices.Equal(slices.Compact(got), demoTools) {

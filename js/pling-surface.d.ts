@@ -173,6 +173,8 @@ export interface SurfaceAuditEvent {
   outcome: "ok" | "business_error" | "protocol_error";
   /** Protocol error code when outcome is "protocol_error". */
   code?: SurfaceErrorCode;
+  /** The result's approval status when it reported one; "pending" means the invoke completed but is not done. */
+  approval?: "pending" | "granted" | "denied" | "unknown";
   durationMs: number;
   /** RFC 3339 time the request finished. */
   time: string;

@@ -50,11 +50,21 @@ export interface WebMCPBridge {
  * audit's words.
  */
 export type WebMCPToolOutput =
-  | { outcome: "ok"; requestId: string; result: unknown; after?: SurfaceObservation }
-  /** The page's executor answered { error: { code, message } }. */
-  | { outcome: "business_error"; isError: true; requestId: string; error: { code: string; message: string }; after?: SurfaceObservation }
+  /** Done. approval is present when a person approved it. */
+  | { outcome: "ok"; approval?: "granted"; requestId: string; result: unknown; after?: SurfaceObservation }
+  /** Not done yet: a person has to decide in the page (result.approval.status "pending"). */
+  | { outcome: "pending_approval"; approval: "pending"; requestId: string; message: string; result: unknown; after?: SurfaceObservation }
+  /**
+   * The page's executor answered { error: { code, message } }, or the approval
+   * was denied (APPROVAL_DENIED) or has a status the kernel does not know
+   * (APPROVAL_STATUS_UNKNOWN).
+   */
+  | { outcome: "business_error"; isError: true; approval?: WebMCPApprovalStatus; requestId: string; error: { code: string; message: string }; after?: SurfaceObservation }
   /** The surface refused the request; nothing ran. requestId is absent when the bridge itself refused (a tool it took back). */
   | { outcome: "protocol_error"; isError: true; requestId?: string; error: SurfaceProtocolFailure };
+
+/** result.approval.status as the kernel reports it. */
+export type WebMCPApprovalStatus = "pending" | "granted" | "denied" | "unknown";
 
 /** What the context tool resolves to. */
 export interface WebMCPContextOutput {
@@ -73,6 +83,8 @@ export interface WebMCPAnnotations {
 export interface WebMCPToolDefinition {
   name: string;
   capability: string | null;
+  /** For people: "Orders: set filter", "Order: update note" (toolTitle). */
+  title: string;
   description: string;
   inputSchema: Record<string, unknown>;
   annotations: WebMCPAnnotations;
@@ -83,6 +95,7 @@ export interface ModelContextLike {
   registerTool(
     tool: {
       name: string;
+      title: string;
       description: string;
       inputSchema: object;
       annotations: WebMCPAnnotations;
@@ -103,6 +116,7 @@ export declare function toolDefinitions(
   options?: Pick<WebMCPOptions, "prefix" | "recordEnumLimit" | "contextTool" | "untrustedContent">,
 ): WebMCPToolDefinition[];
 export declare function toolBaseName(id: string, prefix?: string): string;
+export declare function toolTitle(capability: Pick<Capability, "id">): string;
 export declare function toolAnnotations(capability: Pick<Capability, "effect" | "approval">, untrustedContent?: boolean): WebMCPAnnotations;
 export declare function toolInputSchema(capability: Capability, recordParam?: { name: string; description: string; ids: string[] | null } | null): Record<string, unknown>;
 export declare function templateKind(id: string): string;

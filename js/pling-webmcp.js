@@ -60,6 +60,35 @@ function uniqueName(base, taken) {
   }
 }
 
+function words(s) {
+  return String(s)
+    .replace(/(\p{Ll}|\p{N})(\p{Lu})/gu, "$1 $2")
+    .replace(/[^\p{L}\p{N}]+/gu, " ")
+    .trim()
+    .toLowerCase();
+}
+
+function capitalize(s) {
+  const cps = [...s];
+  return cps.length ? cps[0].toUpperCase() + cps.slice(1).join("") : s;
+}
+
+/**
+ * The title a person sees for a capability's tool (an agent's tool list, a
+ * browser's tool panel), made from its id, since a capability has no title
+ * of its own: "orders.set_filter" is "Orders: set filter", and a template
+ * "update_note@order" is "Order: update note", its record kind first.
+ */
+export function toolTitle(capability) {
+  const id = String((capability && capability.id) || "");
+  const at = id.lastIndexOf("@");
+  const segs = (at >= 0 ? [id.slice(at + 1), ...id.slice(0, at).split(".")] : id.split("."))
+    .map(words)
+    .filter((w) => w !== "");
+  const title = segs.length ? capitalize(segs.join(": ")) : "Tool";
+  return [...title].slice(0, MAX_NAME).join("");
+}
+
 /**
  * WebMCP annotations for a capability. Only the hints WebMCP defines are set
  * (readOnlyHint, consequentialHint, untrustedContentHint): a read is
@@ -156,9 +185,9 @@ function toolDescription(capability) {
   }
   if (capability.effect === "destructive") parts.push("Destructive.");
   if (capability.approval === "always") {
-    parts.push("A person must approve it in the page: the result reports the approval status and does not wait for the decision.");
+    parts.push('A person must approve it in the page: the call returns at once with outcome "pending_approval", and nothing changes unless the person approves.');
   } else if (capability.approval === "ask") {
-    parts.push("The page may ask a person to approve it; the result then reports the approval status.");
+    parts.push('The page may ask a person to approve it: the outcome is then "pending_approval", and nothing changes unless the person approves.');
   }
   if (capability.handoff) parts.push(`Hands over to a person: ${sentence(capability.handoff)}`);
   return parts.join(" ");
@@ -184,6 +213,7 @@ function contextToolDefinition(name, untrustedContent) {
   return {
     name,
     capability: null,
+    title: "Page: read what it shows",
     description:
       "Read what the page shows now: its route, record ids and a window of records (by offset and limit, or by id), " +
       "its state, the notices it shows, and actions that are unavailable and why. Changes nothing.",
@@ -209,8 +239,8 @@ function contextToolDefinition(name, untrustedContent) {
 /**
  * The tools for one description: one per capability, in the description's
  * order, then the read-only context tool when asked for. Each definition is
- * { name, capability, description, inputSchema, annotations }; capability is
- * the surface id it invokes (null for the context tool).
+ * { name, capability, title, description, inputSchema, annotations };
+ * capability is the surface id it invokes (null for the context tool).
  */
 export function toolDefinitions(description, options = {}) {
   const prefix = options.prefix || "";
@@ -242,6 +272,7 @@ export function toolDefinitions(description, options = {}) {
     return {
       name: names[i],
       capability: c.id,
+      title: toolTitle(c),
       description: toolDescription(c),
       inputSchema: toolInputSchema(c, recordParam),
       annotations: toolAnnotations(c, isUntrusted),
@@ -269,11 +300,15 @@ function callPredicate(fn, capability) {
  * What a tool call answers for a surface response. Every outcome is a
  * value, never a thrown error: WebMCP hands a thrown error's reason to no
  * one (the caller gets a bare UnknownError), and the agent needs the code.
- * outcome uses the audit's words:
- * - "ok": { outcome, requestId, result, after? };
+ * outcome uses the audit's words, and approval the kernel's statuses
+ * (result.approval.status, the only member of an approval it keeps):
+ * - "ok", done: { outcome, approval?: "granted", requestId, result, after? };
+ * - "pending_approval", not done yet: a person must decide in the page:
+ *   { outcome, approval: "pending", requestId, message, result, after? };
  * - "business_error", the page's executor answered { error: { code,
- *   message } }: { outcome, isError: true, requestId, error: { code,
- *   message }, after? };
+ *   message } }, or a person denied the approval (APPROVAL_DENIED), or the
+ *   status is not one the kernel knows (APPROVAL_STATUS_UNKNOWN): { outcome,
+ *   isError: true, approval?, requestId, error: { code, message }, after? };
  * - "protocol_error", the surface refused the request (session, scope, rate
  *   limit, replay, validation): { outcome, isError: true, requestId, error:
  *   { code, message, retryAfterMs?, violations? } }. Nothing ran.
@@ -290,11 +325,35 @@ export function toolResult(response) {
     return { outcome: "protocol_error", isError: true, requestId: isObject(response) ? response.id : undefined, error };
   }
   const result = response.result === undefined ? null : response.result;
-  const out = isObject(result) && isObject(result.error)
-    ? { outcome: "business_error", isError: true, requestId: response.id, error: { code: result.error.code, message: result.error.message } }
-    : { outcome: "ok", requestId: response.id, result };
+  const approval = approvalOf(result);
+  let out;
+  if (isObject(result) && isObject(result.error)) {
+    out = { outcome: "business_error", isError: true, approval, requestId: response.id, error: { code: result.error.code, message: result.error.message } };
+  } else if (approval === undefined || approval === "granted") {
+    out = { outcome: "ok", approval, requestId: response.id, result };
+  } else if (approval === "pending") {
+    out = { outcome: "pending_approval", approval, requestId: response.id, message: PENDING_MESSAGE, result };
+  } else {
+    out = { outcome: "business_error", isError: true, approval, requestId: response.id, error: APPROVAL_ERRORS[approval] };
+  }
+  if (out.approval === undefined) delete out.approval;
   if (response.after !== undefined) out.after = response.after;
   return out;
+}
+
+const PENDING_MESSAGE = "Not done yet: a person has to approve this in the page, and nothing has changed until they do. Calling again does not speed it up.";
+const APPROVAL_ERRORS = {
+  denied: { code: "APPROVAL_DENIED", message: "a person declined it in the page; nothing changed" },
+  unknown: { code: "APPROVAL_STATUS_UNKNOWN", message: "the page reported an approval status that is not known; treat it as not done" },
+};
+
+// approvalOf reads result.approval.status as the kernel reports it:
+// undefined without an approval member, a known status, or "unknown" for
+// anything else, so no shape of it can read as a grant.
+function approvalOf(result) {
+  if (!isObject(result) || !Object.prototype.hasOwnProperty.call(result, "approval")) return undefined;
+  const status = isObject(result.approval) ? result.approval.status : undefined;
+  return status === "pending" || status === "granted" || status === "denied" ? status : "unknown";
 }
 
 /** What the context tool returns: the description's context, nothing else. */
@@ -352,7 +411,7 @@ function checkOptions(o) {
 }
 
 function defKey(def) {
-  return JSON.stringify([def.capability, def.description, def.inputSchema, def.annotations]);
+  return JSON.stringify([def.capability, def.title, def.description, def.inputSchema, def.annotations]);
 }
 
 function warn(...args) {
@@ -472,6 +531,7 @@ export function bridgeWebMCP(surface, options = {}, onStop) {
     registered.set(def.name, entry);
     const tool = {
       name: def.name,
+      title: def.title,
       description: def.description,
       inputSchema: def.inputSchema,
       annotations: def.annotations,

@@ -99,6 +99,10 @@ func TestApprovalReduced(t *testing.T) {
 				if len(resp.Result) != 2 {
 					t.Fatalf("result members = %d, want title and approval only: %s", len(resp.Result), out)
 				}
+				// The audit says where approval stands, in the agent's words.
+				if len(f.events) != 1 || f.events[0].Approval != tt.want || f.events[0].Outcome != surface.OutcomeOK {
+					t.Fatalf("audit events %+v, want one ok event with approval %q", f.events, tt.want)
+				}
 			})
 		}
 	}
@@ -114,6 +118,42 @@ func TestApprovalEvidenceWithoutApproval(t *testing.T) {
 	cCheck(t, r, "")
 	if got := string(r.Result.(json.RawMessage)); got != `{"title":"t"}` {
 		t.Fatalf("result = %s", got)
+	}
+	if len(f.events) != 1 || f.events[0].Approval != "" {
+		t.Fatalf("audit events %+v, want no approval status for a result without one", f.events)
+	}
+}
+
+// TestApprovalAudited: a business failure that also names an approval, and
+// results without one, carry exactly what the response carries; a plain
+// result (the byte-for-byte path) has no approval in its audit event.
+func TestApprovalAudited(t *testing.T) {
+	tests := []struct {
+		name, result, outcome, approval string
+	}{
+		{"plain", `{"title":"Note updated"}`, "ok", ""},
+		{"not an object", `"done"`, "ok", ""},
+		{"pending", `{"approval":{"status":"pending"}}`, "ok", "pending"},
+		{"escaped member name", `{"appr\u006fval":{"status":"pending"}}`, "ok", "pending"},
+		{"business failure with approval", `{"error":{"code":"LOCKED","message":"m"},"approval":{"status":"denied"}}`, "business_error", "denied"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			page := surfacetest.Orders(2)
+			cAddAction(page, surface.Action{ID: "orders.approve", Approval: "always"}, cAnswer(tt.result))
+			f := cNewFix(t, page, surface.Options{})
+			out := f.s.HandleJSON(context.Background(), cInvoke("i", "orders.approve", nil))
+			if len(f.events) != 1 || string(f.events[0].Outcome) != tt.outcome || f.events[0].Approval != tt.approval {
+				t.Fatalf("audit events %+v, want outcome %q approval %q (response %s)", f.events, tt.outcome, tt.approval, out)
+			}
+			b, err := surface.AppendJSON(nil, f.events[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if has := bytes.Contains(b, []byte(`"approval":`)); has != (tt.approval != "") {
+				t.Fatalf("audit JSON %s: approval member present %v, want %v", b, has, tt.approval != "")
+			}
+		})
 	}
 }
 

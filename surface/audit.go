@@ -10,18 +10,24 @@ import (
 // result bodies, cookies or tokens: it says who asked for what and how it
 // ended, so it can be stored and shipped without a second review.
 type AuditEvent struct {
-	RequestID    string    `json:"requestId"`
-	Method       string    `json:"method"`
-	Capability   string    `json:"capability,omitempty"`
-	RecordID     string    `json:"recordId,omitempty"`
-	SessionID    string    `json:"sessionId,omitempty"`
-	AgentID      string    `json:"agentId,omitempty"`
-	UserID       string    `json:"userId,omitempty"`
-	DelegationID string    `json:"delegationId,omitempty"`
-	Outcome      Outcome   `json:"outcome"`
-	Code         string    `json:"code,omitempty"`
-	DurationMs   float64   `json:"durationMs"`
-	Time         time.Time `json:"time"`
+	RequestID    string  `json:"requestId"`
+	Method       string  `json:"method"`
+	Capability   string  `json:"capability,omitempty"`
+	RecordID     string  `json:"recordId,omitempty"`
+	SessionID    string  `json:"sessionId,omitempty"`
+	AgentID      string  `json:"agentId,omitempty"`
+	UserID       string  `json:"userId,omitempty"`
+	DelegationID string  `json:"delegationId,omitempty"`
+	Outcome      Outcome `json:"outcome"`
+	Code         string  `json:"code,omitempty"`
+	// Approval is the result's approval status (pending, granted, denied or
+	// unknown) when the executor reported one, as the agent received it. An
+	// invoke whose approval is pending completed as an exchange (Outcome
+	// "ok") but has not taken effect: a log that shows outcomes must show
+	// this too, or a waiting request reads as a done one.
+	Approval   string    `json:"approval,omitempty"`
+	DurationMs float64   `json:"durationMs"`
+	Time       time.Time `json:"time"`
 }
 
 // Outcome classifies a handled request.

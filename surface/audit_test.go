@@ -284,6 +284,11 @@ func TestAuditCarriesNoContent(t *testing.T) {
 		for k := range m {
 			switch k {
 			case "requestId", "method", "capability", "recordId", "sessionId", "agentId", "userId", "delegationId", "outcome", "code", "durationMs", "time":
+			case "approval":
+				// A status from the kernel's own list, never the page's object.
+				if m[k] != surface.ApprovalGranted || i != 1 {
+					t.Errorf("event %d has approval %v, want %q on event 1 only", i, m[k], surface.ApprovalGranted)
+				}
 			default:
 				t.Errorf("event %d has member %q", i, k)
 			}

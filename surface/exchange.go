@@ -580,12 +580,12 @@ func (x *Exchange) afterExecute(raw json.RawMessage, err error) {
 		x.finish(x.reject(newError(CodeInternalError, "executor failed")))
 		return
 	}
-	result, business, serr := sanitizeResult(raw)
+	result, business, approval, serr := sanitizeResult(raw)
 	if serr != nil {
 		x.finish(x.reject(newError(CodeInternalError, "executor returned a result that is not JSON")))
 		return
 	}
-	x.result, x.biz = result, business
+	x.result, x.biz, x.ev.Approval = result, business, approval
 	// 7. bounded after.
 	q := ViewQuery{}
 	if x.target != nil {

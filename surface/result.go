@@ -28,31 +28,34 @@ var evidenceKeys = []string{"approvalToken", "approvalEvidence", "approvalSignat
 //   - error is reduced to {"code", "message"} strings (a business failure);
 //   - approval evidence members are dropped.
 //
-// It reports whether the result is a business failure. Results that need no
+// It reports whether the result is a business failure, and the approval
+// status the result now carries ("" when it has none). Results that need no
 // change are passed through byte for byte.
-func sanitizeResult(raw json.RawMessage) (json.RawMessage, bool, error) {
+func sanitizeResult(raw json.RawMessage) (json.RawMessage, bool, string, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
-		return json.RawMessage("null"), false, nil
+		return json.RawMessage("null"), false, "", nil
 	}
 	if raw[0] != '{' {
 		if !json.Valid(raw) {
-			return nil, false, errors.New("result is not JSON")
+			return nil, false, "", errors.New("result is not JSON")
 		}
-		return raw, false, nil
+		return raw, false, "", nil
 	}
 	if plainResult(raw) {
-		return raw, false, nil
+		return raw, false, "", nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var obj map[string]any
 	if err := dec.Decode(&obj); err != nil || dec.More() {
-		return nil, false, errors.New("result is not JSON")
+		return nil, false, "", errors.New("result is not JSON")
 	}
 	changed := false
+	approval := ""
 	if a, ok := obj["approval"]; ok {
-		obj["approval"] = map[string]any{"status": approvalStatus(a)}
+		approval = approvalStatus(a)
+		obj["approval"] = map[string]any{"status": approval}
 		changed = true
 	}
 	for _, k := range evidenceKeys {
@@ -68,10 +71,10 @@ func sanitizeResult(raw json.RawMessage) (json.RawMessage, bool, error) {
 		changed = true
 	}
 	if !changed {
-		return raw, false, nil
+		return raw, false, "", nil
 	}
 	b, err := json.Marshal(obj)
-	return b, business, err
+	return b, business, approval, err
 }
 
 // plainResult reports whether raw is one well-formed JSON object with none

@@ -557,6 +557,7 @@ func (w *wire) auditEvent(ev *AuditEvent) {
 	w.raw(`,"outcome":`)
 	w.str(string(ev.Outcome))
 	w.optStr(`,"code":`, ev.Code)
+	w.optStr(`,"approval":`, ev.Approval)
 	w.raw(`,"durationMs":`)
 	w.float(ev.DurationMs, 64)
 	w.raw(`,"time":`)

@@ -23,6 +23,8 @@ export function addAuditEvent(ev) {
 
 function renderEvent(ev) {
   const outcome = String(ev.outcome || "");
+  const approval = typeof ev.approval === "string" ? ev.approval : "";
+  const state = rowState(outcome, approval);
   const what = ev.method === "invoke" ? ev.capability || "(no capability)" : ev.method || "(unparsed)";
   const who = ev.agentId ? `${ev.agentId} · ${ev.sessionId || ""}` : "no session";
   const details = [
@@ -35,27 +37,46 @@ function renderEvent(ev) {
     class: `audit-entry outcome-${outcome}`,
     "data-testid": "audit-entry",
     "data-outcome": outcome,
+    "data-approval": approval,
+    "data-state": state.name,
     "data-method": ev.method || "",
     "data-code": ev.code || "",
   },
   el("span", { class: "audit-time" }, formatTime(ev.time)),
-  el("span", { class: `audit-outcome ${outcome}` }, outcomeLabel(outcome)),
+  el("span", { class: `audit-outcome ${state.name}`, "data-testid": "audit-state", title: state.title }, state.label),
   el("span", { class: "audit-what" }, ev.method === "invoke" ? el("code", {}, what) : what),
   el("span", { class: "audit-who" }, who),
   el("span", { class: "audit-details" }, details.join(" · ")),
   );
 }
 
-function outcomeLabel(outcome) {
-  switch (outcome) {
-    case "ok":
-      return "ok";
-    case "business_error":
-      return "business error";
-    case "protocol_error":
-      return "protocol error";
+// rowState is what the row says. The kernel's outcome "ok" means the
+// exchange completed; whether the action took effect is in the approval
+// status it reports (result.approval.status, copied into the event): a
+// pending approval is not done, a denied one did not happen, and an unknown
+// one is never shown as done.
+function rowState(outcome, approval) {
+  if (outcome === "ok") {
+    switch (approval) {
+      case "":
+        return { name: "ok", label: "ok", title: "Done" };
+      case "granted":
+        return { name: "approved", label: "approved", title: "Done: a person approved it" };
+      case "pending":
+        return { name: "pending-approval", label: "approval pending", title: "Not done yet: waiting for a person to approve it in this page" };
+      case "denied":
+        return { name: "approval-denied", label: "denied", title: "Not done: a person declined it" };
+      default:
+        return { name: "approval-unknown", label: "approval unknown", title: "The approval status is not one the kernel knows; not done" };
+    }
   }
-  return outcome || "?";
+  switch (outcome) {
+    case "business_error":
+      return { name: "business-error", label: "business error", title: "The page refused the action" };
+    case "protocol_error":
+      return { name: "protocol-error", label: "protocol error", title: "The surface refused the request; nothing ran" };
+  }
+  return { name: "unknown", label: outcome || "?", title: "" };
 }
 
 function formatTime(t) {

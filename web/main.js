@@ -118,9 +118,29 @@ function followWebMCP() {
   // The previous surface's tools go first: they hold the same names.
   const previous = webmcp ? webmcp.bridge.then((b) => b.stop(), () => {}) : Promise.resolve();
   // Notes are free text typed by people and agents: the output is marked untrusted.
-  const bridge = previous.then(() => surface.webmcp({ untrustedContent: true }));
-  bridge.catch((err) => console.warn("orders: WebMCP tools unavailable:", err));
+  const bridge = previous.then(() => surface.webmcp({
+    untrustedContent: true,
+    onChange: (tools) => {
+      if (webmcp && webmcp.surface === surface) showWebMCP(tools.length);
+    },
+  }));
+  bridge.then(
+    (b) => b.ready.then(() => {
+      if (webmcp && webmcp.surface === surface) showWebMCP(b.tools.length);
+    }),
+    (err) => console.warn("orders: WebMCP tools unavailable:", err),
+  );
   webmcp = { surface, bridge };
+}
+
+// showWebMCP puts the number of browser tools registered now in the top bar,
+// so a person can see that the page's capabilities reached WebMCP.
+function showWebMCP(count) {
+  const pill = $("webmcp-status");
+  pill.dataset.state = "on";
+  pill.dataset.count = String(count);
+  pill.textContent = `WebMCP: ${count} ${count === 1 ? "tool" : "tools"}`;
+  pill.title = "The capabilities this session may use are registered as browser tools (document.modelContext), plus page_context to read the page.";
 }
 
 function switchSurface() {

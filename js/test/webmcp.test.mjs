@@ -20,10 +20,12 @@ import {
   toolDefinitions,
   toolInputSchema,
   toolResult,
+  toolTitle,
   WEBMCP_TOOL_NAME,
 } from "../pling-webmcp.js";
 
 const P = "pling.surface/0.1";
+const PENDING_MESSAGE = "Not done yet: a person has to approve this in the page, and nothing has changed until they do. Calling again does not speed it up.";
 
 const SEARCH = {
   id: "orders.search",
@@ -116,6 +118,32 @@ test("tool names: WebMCP-safe, stable, unique, never parsed back", async (t) => 
       ["page_context-2", null],
     ]);
     for (const d of defs) assert.match(d.name, WEBMCP_TOOL_NAME);
+  });
+});
+
+test("titles: every tool has one a person can read, from its id", async (t) => {
+  const cases = [
+    ["orders.search", "Orders: search"],
+    ["orders.set_filter", "Orders: set filter"],
+    ["orders.go_to_page", "Orders: go to page"],
+    ["update_note@order", "Order: update note"],
+    ["approve@order", "Order: approve"],
+    ["sendInvoice", "Send invoice"],
+    ["billing.sendInvoice@customer-account", "Customer account: billing: send invoice"],
+    ["x", "X"],
+    ["", "Tool"],
+    ["...", "Tool"],
+    ["éclair.crème_brûlée", "Éclair: crème brûlée"],
+  ];
+  for (const [id, want] of cases) {
+    await t.test(JSON.stringify(id), () => assert.equal(toolTitle({ id }), want));
+  }
+  await t.test("never longer than 128 characters", () => {
+    assert.ok(toolTitle({ id: "a_".repeat(200) }).length <= 128);
+  });
+  await t.test("every definition carries one, the context tool included", () => {
+    const defs = toolDefinitions(description([SEARCH, NOTE, APPROVE]));
+    assert.deepEqual(defs.map((d) => d.title), ["Orders: search", "Order: update note", "Order: approve", "Page: read what it shows"]);
   });
 });
 
@@ -235,8 +263,23 @@ test("responses become tool answers, refusals included, with the audit's outcome
       { outcome: "ok", requestId: "r1", result: { ok: 1 }, after }],
     ["no result is null", { protocol: P, id: "r2", ok: true },
       { outcome: "ok", requestId: "r2", result: null }],
-    ["approval pending is a result, not an error", { protocol: P, id: "r3", ok: true, result: { approval: { status: "pending" } } },
-      { outcome: "ok", requestId: "r3", result: { approval: { status: "pending" } } }],
+    // Pending is neither done nor failed: its own outcome, read from
+    // result.approval.status, the one member the kernel keeps of an approval.
+    ["approval pending is its own outcome, not done and not an error",
+      { protocol: P, id: "r3", ok: true, result: { title: "Approval requested", approval: { status: "pending" } }, after },
+      { outcome: "pending_approval", approval: "pending", requestId: "r3", message: PENDING_MESSAGE, result: { title: "Approval requested", approval: { status: "pending" } }, after }],
+    ["a granted approval is done, and says so", { protocol: P, id: "r3g", ok: true, result: { approval: { status: "granted" } } },
+      { outcome: "ok", approval: "granted", requestId: "r3g", result: { approval: { status: "granted" } } }],
+    ["a denied approval is a business failure", { protocol: P, id: "r3d", ok: true, result: { approval: { status: "denied" } } },
+      { outcome: "business_error", isError: true, approval: "denied", requestId: "r3d", error: { code: "APPROVAL_DENIED", message: "a person declined it in the page; nothing changed" } }],
+    ["an approval status the kernel calls unknown is never read as done", { protocol: P, id: "r3u", ok: true, result: { approval: { status: "unknown" } } },
+      { outcome: "business_error", isError: true, approval: "unknown", requestId: "r3u", error: { code: "APPROVAL_STATUS_UNKNOWN", message: "the page reported an approval status that is not known; treat it as not done" } }],
+    ["a status spelled otherwise is unknown too", { protocol: P, id: "r3s", ok: true, result: { approval: { status: "approved" } } },
+      { outcome: "business_error", isError: true, approval: "unknown", requestId: "r3s", error: { code: "APPROVAL_STATUS_UNKNOWN", message: "the page reported an approval status that is not known; treat it as not done" } }],
+    ["an approval that is not an object is unknown", { protocol: P, id: "r3n", ok: true, result: { approval: "granted" } },
+      { outcome: "business_error", isError: true, approval: "unknown", requestId: "r3n", error: { code: "APPROVAL_STATUS_UNKNOWN", message: "the page reported an approval status that is not known; treat it as not done" } }],
+    ["a business failure wins over a pending approval", { protocol: P, id: "r3b", ok: true, result: { error: { code: "ORDER_LOCKED", message: "locked" }, approval: { status: "pending" } } },
+      { outcome: "business_error", isError: true, approval: "pending", requestId: "r3b", error: { code: "ORDER_LOCKED", message: "locked" } }],
     ["a business failure keeps its code and message", { protocol: P, id: "r4", ok: true, result: { error: { code: "ORDER_LOCKED", message: "locked" } }, after },
       { outcome: "business_error", isError: true, requestId: "r4", error: { code: "ORDER_LOCKED", message: "locked" }, after }],
     ["a session refusal", { protocol: P, id: "r5", ok: false, error: { code: "SESSION_REVOKED", message: "session was revoked" } },
@@ -357,6 +400,8 @@ test("bridge: registers the effective capabilities and calls through the surface
 
     const tool = mc.tools.get("update_note_order");
     assert.deepEqual(tool.annotations, { readOnlyHint: false });
+    for (const t of mc.tools.values()) assert.ok(typeof t.title === "string" && t.title.length > 0, `${t.name} has no title`);
+    assert.equal(tool.title, "Order: update note");
     assert.deepEqual(tool.inputSchema.required, ["record", "note"]);
 
     const input = { record: "SO-2", note: "hello", n: 12 };
