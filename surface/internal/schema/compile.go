@@ -304,6 +304,7 @@ func (c *compiler) assertions(n *node, ptr string, m map[string]any) error {
 		n.unique = b
 	}
 	if v, ok := m["pattern"]; ok {
+		n.patternSrc, _ = v.(string)
 		if n.pattern, err = c.regexp(ptr, "pattern", v); err != nil {
 			return err
 		}
@@ -564,9 +565,15 @@ func (c *compiler) regexp(ptr, kw string, v any) (*regexp.Regexp, error) {
 	if !ok {
 		return nil, c.errf(ptr, kw, "must be a string")
 	}
-	re, err := regexp.Compile(s)
+	// JSON Schema patterns are ECMA-262 (see ecmaregex.go), translated to
+	// an RE2 expression that means the same or refused.
+	tr, err := ecmaPattern(s)
 	if err != nil {
-		return nil, c.errf(ptr, kw, "is not a valid regular expression: %v", err)
+		return nil, c.errf(ptr, kw, "is not an ECMA-262 pattern this validator can apply: %v", err)
+	}
+	re, err := regexp.Compile(tr)
+	if err != nil {
+		return nil, c.errf(ptr, kw, "is not an ECMA-262 pattern this validator can apply: %v", err)
 	}
 	return re, nil
 }

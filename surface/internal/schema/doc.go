@@ -15,8 +15,7 @@
 // propertyNames, minProperties, maxProperties, dependentRequired,
 // dependentSchemas, items, prefixItems, contains, minContains, maxContains,
 // minItems, maxItems, uniqueItems, minLength, maxLength (in Unicode code
-// points), pattern (Go regexp syntax, matched anywhere in the string, not
-// anchored), minimum, maximum, exclusiveMinimum, exclusiveMaximum,
+// points), pattern (see Patterns), minimum, maximum, exclusiveMinimum, exclusiveMaximum,
 // multipleOf, format (see Formats), allOf, anyOf, oneOf, not,
 // if/then/else, $ref, $defs and definitions, and the boolean schemas true
 // and false.
@@ -45,6 +44,30 @@
 // must be JSON ("value is not of mediatype 'application/json'"). Other
 // encodings and media types stay annotations, and an unknown encoding
 // means the media type is not checked either.
+//
+// # Patterns
+//
+// pattern and the keys of patternProperties are ECMA-262 regular
+// expressions with the Unicode flag's semantics, as JSON Schema specifies
+// and as the page's own JavaScript reads them, matched anywhere in the
+// string. Each is translated into an RE2 expression with the same meaning:
+// \d, \w and \b are ASCII; \s is every ECMA-262 WhiteSpace and
+// LineTerminator (U+000B, U+00A0, U+FEFF, U+2028, U+2029 and every Zs
+// character among them) and \S its complement; "." is any code point but
+// \n, \r, U+2028 and U+2029; $ is the end of the input only; [] matches
+// nothing and [^] anything; \t \n \v \f \r \0 \cX \xHH \uHHHH (surrogate
+// pairs included) and \u{H...} are characters; \p{...} and \P{...} take
+// General_Category values by any of their names (L, Letter, Nd, digit, ...)
+// and gc=, General_Category=, sc= and Script= forms. What RE2 cannot
+// express, or a pattern that is not ECMA-262, does not compile: lookahead
+// and lookbehind, backreferences, lone surrogate escapes, the properties Go
+// has no table for (C and Other, which include unassigned code points, LC,
+// Script_Extensions, binary properties but Any and ASCII), Go-only syntax
+// (\z, \A, \Q, (?i), (?P<n>), [[:alpha:]], \pL) and repeat counts over
+// 1000.
+//
+// The format "regex" still checks Go regexp syntax, as the validator the
+// kernel used before did.
 //
 // # Formats
 //
@@ -79,7 +102,7 @@
 //
 // Malformed values fail too, with a *CompileError naming the location: an
 // unknown type name, a negative or fractional count, a pattern that is not
-// a valid Go regexp, required that is not an array of distinct strings, an
+// one of the ECMA-262 patterns above, required that is not an array of distinct strings, an
 // empty allOf/anyOf/oneOf/prefixItems, an empty enum (validators disagree
 // on it; write false), multipleOf <= 0, a $ref to nothing, a title that is
 // not a string, and so on. So does a cycle of references that never

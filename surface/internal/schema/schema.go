@@ -75,9 +75,10 @@ type node struct {
 	maxItems    int
 	unique      bool
 
-	minLen  int
-	maxLen  int
-	pattern *regexp.Regexp
+	minLen     int
+	maxLen     int
+	pattern    *regexp.Regexp
+	patternSrc string // as the schema wrote it, for messages
 
 	format     func(string) bool // nil: no format, or one that is not asserted
 	formatName string

@@ -247,7 +247,7 @@ func (v *validator) evalObject(n *node, inst any, out *[]Violation) bool {
 			if out == nil {
 				return false
 			}
-			fail("pattern", func() string { return "does not match pattern " + quote(n.pattern.String()) })
+			fail("pattern", func() string { return "does not match pattern " + quote(n.patternSrc) })
 		}
 		if n.content != nil {
 			if kw, msg := n.content.check(s); kw != "" {
