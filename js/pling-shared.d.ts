@@ -10,7 +10,7 @@ export interface IndexedDBLimiterOptions {
   app?: string;
   maxRequests: number;
   windowMs: number;
-  /** One decision's bound, the database's open included. Default 2000. */
+  /** One decision's bound, waiting for other tabs' decisions and the database's open included. Default 5000. */
   timeoutMs?: number;
   /** Default globalThis.indexedDB. */
   indexedDB?: IDBFactory;
@@ -29,7 +29,7 @@ export declare function indexedDBLimiter(options: IndexedDBLimiterOptions): Surf
 export declare function indexedDBGuard(options?: IndexedDBGuardOptions): SurfaceReplayGuard;
 
 export interface HTTPAdapterOptions {
-  /** The whole exchange's bound. Default 2000. */
+  /** The whole exchange's bound. Default 5000. */
   timeoutMs?: number;
   /** Extra request headers (a CSRF token, say). */
   headers?: Record<string, string>;

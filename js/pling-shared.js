@@ -19,7 +19,7 @@ const CLAIMS = "claims"; // {key: [app, sessionId, requestId], expires}
 // Expired entries one decision deletes: more than the one it may add, so
 // the store shrinks back to what is still inside a window.
 const SWEEP = 8;
-const DEFAULT_TIMEOUT_MS = 2000;
+const DEFAULT_TIMEOUT_MS = 5000;
 
 const { isSafeInteger, isFinite: numberIsFinite } = Number;
 const { stringify: jsonStringify, parse: jsonParse } = JSON;
@@ -94,33 +94,50 @@ function decide(factory, storeName, nowMs, step) {
   return open(factory).then(
     (db) =>
       new Promise((resolve, reject) => {
-        const tx = db.transaction(storeName, "readwrite");
+        // Relaxed: the commit is reported once the browser holds it, not
+        // after a flush to disk. A reload, a crash of the tab or of the
+        // browser keeps it; only the machine losing power may not.
+        const tx = db.transaction(storeName, "readwrite", { durability: "relaxed" });
         let result;
         let decided = false;
         tx.oncomplete = () => (decided ? resolve(result) : reject(new Error("pling-shared: no decision")));
         tx.onabort = () => reject(tx.error || new Error("pling-shared: the transaction was aborted"));
         tx.onerror = () => reject(tx.error || new Error("pling-shared: the transaction failed"));
+        // A throw in a request's handler (a write over quota, say) aborts
+        // the transaction; catching it keeps it from reaching the page.
+        const guarded = (f) => () => {
+          try {
+            f();
+          } catch (err) {
+            reject(err);
+            try {
+              tx.abort();
+            } catch {
+              // already finished
+            }
+          }
+        };
         const store = tx.objectStore(storeName);
-        sweep(store, nowMs);
+        sweep(store, nowMs, guarded);
         step(store, (r) => {
           result = r;
           decided = true;
-        });
+        }, guarded);
       }),
   );
 }
 
 // sweep deletes up to SWEEP entries whose window ended before nowMs.
-function sweep(store, nowMs) {
+function sweep(store, nowMs, guarded) {
   let n = 0;
   const req = store.index("expires").openCursor(IDBKeyRange.upperBound(nowMs));
-  req.onsuccess = () => {
+  req.onsuccess = guarded(() => {
     const cursor = req.result;
     if (!cursor || n >= SWEEP) return;
     n++;
     cursor.delete();
     cursor.continue();
-  };
+  });
 }
 
 /**
@@ -137,10 +154,10 @@ export function indexedDBLimiter(options) {
   return freeze({
     allow(key, nowMs) {
       const now = typeof nowMs === "number" && numberIsFinite(nowMs) ? nowMs : Date.now();
-      const run = decide(factory, WINDOWS, now, (store, done) => {
+      const run = decide(factory, WINDOWS, now, (store, done, guarded) => {
         const id = [app, String(key)];
         const get = store.get(id);
-        get.onsuccess = () => {
+        get.onsuccess = guarded(() => {
           const rec = get.result;
           const times = rec && Array.isArray(rec.times) ? rec.times.filter((t) => typeof t === "number" && now - t < windowMs) : [];
           if (times.length < maxRequests) {
@@ -155,7 +172,7 @@ export function indexedDBLimiter(options) {
           let wait = times.reduce((a, t) => (t < a ? t : a), now) + windowMs - now;
           if (!(wait > 0 && wait <= windowMs)) wait = windowMs;
           done({ allowed: false, retryAfterMs: Math.ceil(wait) });
-        };
+        });
       });
       return withTimeout(run, timeoutMs, "the IndexedDB limiter");
     },
@@ -173,10 +190,10 @@ export function indexedDBGuard(options) {
   return freeze({
     claim(sessionId, requestId, windowMs) {
       const now = Date.now();
-      const run = decide(factory, CLAIMS, now, (store, done) => {
+      const run = decide(factory, CLAIMS, now, (store, done, guarded) => {
         const id = [app, String(sessionId), String(requestId)];
         const get = store.get(id);
-        get.onsuccess = () => {
+        get.onsuccess = guarded(() => {
           const rec = get.result;
           if (rec && !(rec.expires <= now)) {
             done("replayed");
@@ -184,7 +201,7 @@ export function indexedDBGuard(options) {
           }
           store.put({ key: id, expires: now + windowMs });
           done("claimed");
-        };
+        });
       });
       return withTimeout(run, timeoutMs, "the IndexedDB guard");
     },
