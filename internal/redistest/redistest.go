@@ -9,6 +9,7 @@ import (
 	"bufio"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"strconv"
 	"syscall"
@@ -29,21 +30,36 @@ type Server struct {
 // redis-server is missing: a test that needs Redis never passes without it.
 func Start(tb testing.TB) *Server {
 	tb.Helper()
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		tb.Fatalf("no redis-server on PATH: run `make redis` (or `make test`, which does): %v", err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	s, err := New()
 	if err != nil {
 		tb.Fatal(err)
 	}
+	s.tb = tb
+	tb.Cleanup(s.Close)
+	return s
+}
+
+// New starts a server outside a test (the benchmarks); the caller stops it.
+func New() (*Server, error) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		return nil, fmt.Errorf("no redis-server on PATH: run `make redis` (or `make test`, which does): %w", err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	s := &Server{Addr: "127.0.0.1:" + strconv.Itoa(port), port: port, dir: tb.TempDir(), tb: tb}
-	if err := s.start(); err != nil {
-		tb.Fatal(err)
+	dir, err := os.MkdirTemp("", "pling-redis-")
+	if err != nil {
+		return nil, err
 	}
-	tb.Cleanup(func() { s.Stop() })
-	return s
+	s := &Server{Addr: "127.0.0.1:" + strconv.Itoa(port), port: port, dir: dir}
+	if err := s.start(); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return s, nil
 }
 
 func (s *Server) start() error {
@@ -79,6 +95,12 @@ func (s *Server) Stop() {
 	_ = s.cmd.Process.Kill()
 	_ = s.cmd.Wait()
 	s.cmd = nil
+}
+
+// Close stops the server for good and removes its directory.
+func (s *Server) Close() {
+	s.Stop()
+	os.RemoveAll(s.dir)
 }
 
 // Restart starts the server again on the same port, empty.
