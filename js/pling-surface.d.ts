@@ -375,6 +375,17 @@ export interface ListenOptions {
   authenticate?(input: AuthenticateInput): SessionSource | undefined | false | Promise<SessionSource | undefined | false>;
   /** Largest request accepted, in bytes of JSON. Default 65536 (also the kernel's ceiling). */
   maxMessageBytes?: number;
+  /** A private channel with no request for this long is closed. Default 600000 (10 minutes). */
+  channelIdleMs?: number;
+  /** Private channels one origin may hold at once (open or authenticating). Default 16; at most 64 per listen in all. */
+  maxChannelsPerOrigin?: number;
+}
+
+/** Stops the listener and closes its channels. */
+export interface ListenHandle {
+  (): void;
+  /** Private channels held now: open, or waiting for authenticate. */
+  channels(): number;
 }
 
 export interface RequestMessage {
@@ -409,6 +420,18 @@ export interface RefusedMessage {
   kind: "refused";
 }
 
+/** Posted by the page on a channel it closes (idle, navigation, stop, close). */
+export interface ClosedMessage {
+  channel: "pling.surface";
+  kind: "closed";
+}
+
+/** Posted by a caller on its channel to have the page free it now. */
+export interface CloseMessage {
+  channel: "pling.surface";
+  kind: "close";
+}
+
 // ---------------------------------------------------------------------------
 // The surface and the loader.
 
@@ -417,8 +440,8 @@ export interface AgentSurface {
   describe(input?: DescribeInput): Promise<SurfaceDescription>;
   /** Answers one request. Never rejects: every failure is an ok:false envelope. */
   handle(request: unknown): Promise<SurfaceResponse>;
-  /** Starts the postMessage transport; returns a function that stops it. */
-  listen(options?: ListenOptions): () => void;
+  /** Starts the postMessage transport (wrapped and bare envelopes, private channels); returns a function that stops it. */
+  listen(options?: ListenOptions): ListenHandle;
   /** Stops every listener and releases the kernel. Later calls fail with INTERNAL_ERROR. */
   close(): void;
   /** Offers the effective capabilities as WebMCP tools (loads pling-webmcp.js); resolves after the first registration. See pling-webmcp.d.ts. */

@@ -26,13 +26,19 @@ const LOAD_KEY = Symbol.for("pling.surface.runtime");
 const DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024;
 const DEFAULT_EXECUTE_TIMEOUT_MS = 30000;
 const MAX_DEPTH = 64; // the kernel allows 32; deeper input is refused here without recursing further
-const MAX_PORTS = 64; // private channels open at once per listen()
+const MAX_CHANNELS = 64; // private channels open at once per listen()
+const DEFAULT_CHANNELS_PER_ORIGIN = 16;
+const DEFAULT_CHANNEL_IDLE_MS = 10 * 60 * 1000;
 const AUTHENTICATE_TIMEOUT_MS = 10000;
 const MAX_ID_BYTES = 256; // surface.MaxIDBytes
 
 // Built-ins are captured when the module is evaluated, so that code which
-// later patches Object, JSON or the prototypes (a polyfill adding toJSON,
-// say) cannot change how requests are read.
+// later patches Object, JSON, Promise, the prototypes of events, ports and
+// typed arrays (a polyfill adding toJSON, or a hostile script) cannot change
+// how requests and sessions are read, where replies go, or who receives a
+// private channel. Methods are called through uncurryThis (the original
+// Function.prototype.call bound to the original method), never looked up on
+// the object at call time. See "Threat model" in README.md.
 const {
   getOwnPropertyDescriptor,
   getOwnPropertyDescriptors,
@@ -40,21 +46,70 @@ const {
   keys: objectKeys,
   hasOwn,
   freeze,
+  defineProperty,
 } = Object;
 const ObjectPrototype = Object.prototype;
 const ArrayPrototype = Array.prototype;
+const FunctionPrototype = Function.prototype;
 const { isArray } = Array;
 const { stringify: jsonStringify, parse: jsonParse } = JSON;
 const { isFinite: numberIsFinite, isSafeInteger } = Number;
 const PromiseResolve = Promise.resolve.bind(Promise);
 const stringCharCodeAt = Function.prototype.call.bind(String.prototype.charCodeAt);
+const { apply: reflectApply } = Reflect;
+const uncurryThis = FunctionPrototype.bind.bind(FunctionPrototype.call);
+const PromiseCtor = Promise;
+const PromisePrototype = Promise.prototype;
+const PromisePrototypeThen = PromisePrototype.then;
+const promiseThen = uncurryThis(PromisePrototypeThen);
+const dateGetTime = uncurryThis(Date.prototype.getTime);
+const stringStartsWith = uncurryThis(String.prototype.startsWith);
+const MapCtor = Map;
+const mapGet = uncurryThis(Map.prototype.get);
+const mapSet = uncurryThis(Map.prototype.set);
+const mapDelete = uncurryThis(Map.prototype.delete);
+const mapForEach = uncurryThis(Map.prototype.forEach);
+const mapSize = uncurryThis(getOwnPropertyDescriptor(Map.prototype, "size").get);
+const Uint8ArrayCtor = Uint8Array;
+const typedArrayBuffer = uncurryThis(getOwnPropertyDescriptor(getPrototypeOf(Uint8Array.prototype), "buffer").get);
+const setTimer = globalThis.setTimeout;
+const clearTimer = globalThis.clearTimeout;
+
+/** The original method name of C.prototype, uncurried; undefined where C is missing. */
+function capturedMethod(C, name) {
+  const d = typeof C === "function" ? getOwnPropertyDescriptor(C.prototype, name) : undefined;
+  return d !== undefined && typeof d.value === "function" ? uncurryThis(d.value) : undefined;
+}
+/** The original getter of C.prototype[name], uncurried; undefined where C is missing. */
+function capturedGetter(C, name) {
+  const d = typeof C === "function" ? getOwnPropertyDescriptor(C.prototype, name) : undefined;
+  return d !== undefined && typeof d.get === "function" ? uncurryThis(d.get) : undefined;
+}
+const eventDataOf = capturedGetter(globalThis.MessageEvent, "data");
+const eventOriginOf = capturedGetter(globalThis.MessageEvent, "origin");
+const eventSourceOf = capturedGetter(globalThis.MessageEvent, "source");
+const eventPortsOf = capturedGetter(globalThis.MessageEvent, "ports");
+const stopImmediatePropagation = capturedMethod(globalThis.Event, "stopImmediatePropagation");
+const addListener = capturedMethod(globalThis.EventTarget, "addEventListener");
+const portPostMessage = capturedMethod(globalThis.MessagePort, "postMessage");
+const portClose = capturedMethod(globalThis.MessagePort, "close");
+const portStart = capturedMethod(globalThis.MessagePort, "start");
+const TextEncoderCtor = globalThis.TextEncoder;
+const TextDecoderCtor = globalThis.TextDecoder;
+const textEncodeInto = capturedMethod(globalThis.TextEncoder, "encodeInto");
+const textDecode = capturedMethod(globalThis.TextDecoder, "decode");
+// The page's own window, when this module runs in one. window is an
+// unforgeable property of the global: a later script cannot replace it. Its
+// postMessage is an own property that a later script could replace.
+const PAGE_WINDOW = typeof globalThis.Window === "function" && globalThis.window === globalThis ? globalThis : undefined;
+const windowPostMessage = PAGE_WINDOW !== undefined ? PAGE_WINDOW.postMessage : undefined;
 
 const SESSION_CODES = freeze(["SESSION_REQUIRED", "SESSION_INVALID", "SESSION_EXPIRED", "SESSION_REVOKED"]);
 const OPTION_NAMES = freeze([
   "registry", "execute", "app", "expose", "session", "recordLimit", "maxRecordLimit",
   "rateLimit", "replay", "onAudit", "onAuditError", "executeTimeoutMs", "shared",
 ]);
-const LISTEN_OPTION_NAMES = freeze(["allowedOrigins", "authenticate", "maxMessageBytes"]);
+const LISTEN_OPTION_NAMES = freeze(["allowedOrigins", "authenticate", "maxMessageBytes", "channelIdleMs", "maxChannelsPerOrigin"]);
 const REQUEST_MEMBERS = freeze(["channel", "kind", "app", "envelope"]);
 const CONNECT_MEMBERS = freeze(["channel", "kind", "app", "credential"]);
 
@@ -77,8 +132,132 @@ function failure(id, code, message) {
   return { protocol: SURFACE_PROTOCOL, id, ok: false, error: { code, message } };
 }
 
+/**
+ * The then method to wait for on v, or undefined when v is a value. Only a
+ * native Promise, an object with a then of its own, or an instance of a class
+ * whose prototype defines then counts: a plain object or a function is a
+ * value whatever a later script puts on Object.prototype.then, so a session
+ * or a result can never be swapped by one.
+ */
+function thenOf(v) {
+  if (v === null || typeof v !== "object") return undefined;
+  try {
+    let o = getPrototypeOf(v);
+    if (o === PromisePrototype) return PromisePrototypeThen;
+    const own = getOwnPropertyDescriptor(v, "then");
+    if (own !== undefined) return hasOwn(own, "value") && typeof own.value === "function" ? own.value : undefined;
+    for (; o !== null && o !== ObjectPrototype && o !== ArrayPrototype && o !== FunctionPrototype; o = getPrototypeOf(o)) {
+      const d = getOwnPropertyDescriptor(o, "then");
+      if (d !== undefined) return hasOwn(d, "value") && typeof d.value === "function" ? d.value : undefined;
+    }
+  } catch {
+    // a proxy that throws: a value, which reads as malformed
+  }
+  return undefined;
+}
+
 function isThenable(v) {
-  return v !== null && (typeof v === "object" || typeof v === "function") && typeof v.then === "function";
+  return thenOf(v) !== undefined;
+}
+
+/**
+ * Calls ok(value) once v settles, fail(reason) if it rejects, or ok(v) at
+ * once when v is a value. Never looks then up on Promise.prototype at call
+ * time and never resolves a Promise with v itself.
+ */
+function whenSettled(v, ok, fail) {
+  const then = thenOf(v);
+  if (then === undefined) {
+    ok(v);
+    return;
+  }
+  try {
+    if (then === PromisePrototypeThen && getPrototypeOf(v) === PromisePrototype) {
+      promiseThen(v, ok, fail);
+      return;
+    }
+    let done = false;
+    reflectApply(then, v, [
+      (x) => {
+        if (!done) {
+          done = true;
+          whenSettled(x, ok, fail);
+        }
+      },
+      (e) => {
+        if (!done) {
+          done = true;
+          fail(e);
+        }
+      },
+    ]);
+  } catch (e) {
+    fail(e);
+  }
+}
+
+/**
+ * A Promise of map(value of v) for the kernel. The kernel calls its then and
+ * Promise.resolve reads its constructor; both are its own properties here,
+ * so a later script's Promise.prototype.then never sees the answer.
+ */
+function settledText(v, map) {
+  let resolve;
+  let reject;
+  const p = new PromiseCtor((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  whenSettled(v, (x) => {
+    try {
+      resolve(map(x));
+    } catch (e) {
+      reject(e);
+    }
+  }, reject);
+  defineProperty(p, "then", { __proto__: null, value: PromisePrototypeThen });
+  defineProperty(p, "constructor", { __proto__: null, value: PromiseCtor });
+  return p;
+}
+
+/** A promise made here resolves with v without a then lookup on it: v has a then of its own. */
+function unthenable(v) {
+  if (v !== null && typeof v === "object" && !hasOwn(v, "then")) {
+    defineProperty(v, "then", { __proto__: null, value: undefined });
+  }
+  return v;
+}
+
+/**
+ * JSON text of the page's own data (actions, views, results). JSON.stringify
+ * honours toJSON, so a toJSON put on Object.prototype, Array.prototype or
+ * Function.prototype after load would rewrite what the kernel reads: the
+ * text is refused instead, before and after.
+ */
+function pageJSON(v) {
+  if (toJSONPlanted()) throw new TypeError("a toJSON was put on a built-in prototype after load");
+  const text = jsonStringify(v);
+  if (toJSONPlanted()) throw new TypeError("a toJSON was put on a built-in prototype after load");
+  return text;
+}
+// What the prototypes held at load: a polyfill that ran before this module
+// is the page's own environment; only a change since then is refused.
+const TOJSON_PROTOTYPES = freeze([ObjectPrototype, ArrayPrototype, FunctionPrototype]);
+const TOJSON_AT_LOAD = freeze([toJSONOf(ObjectPrototype), toJSONOf(ArrayPrototype), toJSONOf(FunctionPrototype)]);
+function toJSONOf(proto) {
+  const d = getOwnPropertyDescriptor(proto, "toJSON");
+  return d === undefined ? undefined : hasOwn(d, "value") ? d.value : d.get;
+}
+function toJSONPlanted() {
+  for (let i = 0; i < TOJSON_PROTOTYPES.length; i++) {
+    if (toJSONOf(TOJSON_PROTOTYPES[i]) !== TOJSON_AT_LOAD[i]) return true;
+  }
+  return false;
+}
+
+/** Adds v at the end of a by definition, not by assignment: no setter on an index runs. */
+function append(a, v) {
+  defineProperty(a, a.length, { __proto__: null, value: v, writable: true, enumerable: true, configurable: true });
 }
 
 function listIncludes(list, v) {
@@ -353,45 +532,101 @@ export function defineRegistry(spec) {
 // values (actions, views, results, sessions) are encoded with JSON.stringify
 // here: they come from the page's own code, not from a caller.
 
-/** The session's fields as they cross to the kernel, or null for no session. */
+/**
+ * The session's fields as they cross to the kernel, or null for no session.
+ * Only own data properties are read: no getter runs, nothing inherited counts
+ * (an Object.prototype.revokedAt is not a revocation), and a Date is read
+ * with the original getTime. Anything else the page keeps on the object (a
+ * token, say) stays in the page.
+ */
 function sessionFields(s) {
   if (s === null || s === undefined) return null;
   if (typeof s !== "object") throw new TypeError("a session must be an object");
-  const time = (t) => (t instanceof Date ? t.getTime() : t);
-  // Only the session's fields cross; anything else the page keeps on the
-  // object (a token, say) stays in the page.
   return {
-    agentId: s.agentId,
-    sessionId: s.sessionId,
-    userId: s.userId,
-    expiresAt: time(s.expiresAt),
-    scope: s.scope,
-    delegationId: s.delegationId,
-    revokedAt: time(s.revokedAt),
+    __proto__: null,
+    agentId: ownValue(s, "agentId"),
+    sessionId: ownValue(s, "sessionId"),
+    userId: ownValue(s, "userId"),
+    expiresAt: sessionTime(ownValue(s, "expiresAt")),
+    scope: sessionScope(ownValue(s, "scope")),
+    delegationId: ownValue(s, "delegationId"),
+    revokedAt: sessionTime(ownValue(s, "revokedAt")),
   };
+}
+
+// NOT_JSON stands for a value the kernel must refuse (an object where a
+// string or a number belongs): it encodes as {}.
+const NOT_JSON = freeze({ __proto__: null });
+
+function sessionTime(t) {
+  if (t === null || typeof t !== "object") return t;
+  try {
+    return dateGetTime(t);
+  } catch {
+    return NOT_JSON;
+  }
+}
+
+/** A copy of the scope's own elements, or NOT_JSON when it is not a plain array. */
+function sessionScope(scope) {
+  if (scope === undefined || scope === null || typeof scope !== "object") return scope;
+  try {
+    if (!isArray(scope) || getPrototypeOf(scope) !== ArrayPrototype) return NOT_JSON;
+    const n = ownValue(scope, "length");
+    const out = [];
+    for (let i = 0; i < n; i++) {
+      const d = getOwnPropertyDescriptor(scope, i);
+      if (d === undefined || !hasOwn(d, "value")) return NOT_JSON;
+      defineProperty(out, i, { __proto__: null, value: d.value, writable: true, enumerable: true, configurable: true });
+    }
+    return out;
+  } catch {
+    return NOT_JSON;
+  }
+}
+
+const SESSION_KEYS = freeze(["agentId", "sessionId", "userId", "expiresAt", "scope", "delegationId", "revokedAt"]);
+
+/** One field's JSON: primitives through JSON.stringify (which calls no toJSON on them), the scope's strings one by one. */
+function fieldJSON(v) {
+  if (v === null || typeof v !== "object") return typeof v === "number" || typeof v === "string" || typeof v === "boolean" ? jsonStringify(v) : "null";
+  if (v === NOT_JSON || !isArray(v)) return "{}";
+  let text = "[";
+  for (let i = 0; i < v.length; i++) text += (i > 0 ? "," : "") + fieldJSON(v[i]);
+  return text + "]";
+}
+
+/** The fields' JSON text, written here: no toJSON, no patched JSON, no setter. */
+function fieldsText(f) {
+  let text = "{";
+  for (let i = 0; i < SESSION_KEYS.length; i++) {
+    const v = f[SESSION_KEYS[i]];
+    if (v === undefined) continue;
+    text += (text.length > 1 ? "," : "") + jsonStringify(SESSION_KEYS[i]) + ":" + fieldJSON(v);
+  }
+  return text + "}";
 }
 
 function sessionText(s) {
   const f = sessionFields(s);
-  return f === null ? null : jsonStringify(f);
+  return f === null ? null : fieldsText(f);
 }
 
 const isPrimitive = (v) => v === null || (typeof v !== "object" && typeof v !== "function");
 
 /**
  * The values session text is made of, when that text is a function of them
- * alone (primitives, and a plain array of strings for the scope); else
- * undefined.
+ * alone (primitives, and the copied scope of strings); else undefined.
  */
 function sessionSnapshot(f) {
   if (f === null) return undefined;
   const { agentId, sessionId, userId, expiresAt, scope, delegationId, revokedAt } = f;
   const snap = [agentId, sessionId, userId, expiresAt, delegationId, revokedAt];
   for (let i = 0; i < snap.length; i++) if (!isPrimitive(snap[i])) return undefined;
-  if (!isArray(scope) || getPrototypeOf(scope) !== ArrayPrototype || "toJSON" in scope) return undefined;
+  if (!isArray(scope)) return undefined;
   for (let i = 0; i < scope.length; i++) {
     if (typeof scope[i] !== "string") return undefined;
-    snap.push(scope[i]);
+    defineProperty(snap, snap.length, { __proto__: null, value: scope[i], writable: true, enumerable: true, configurable: true });
   }
   return snap;
 }
@@ -419,14 +654,14 @@ function sessionGetter(source, repeats) {
     if (isThenable(s)) {
       settles = true;
       last = undefined;
-      return PromiseResolve(s).then(sessionText);
+      return settledText(s, sessionText);
     }
     if (!repeats || settles) return sessionText(s);
     const f = sessionFields(s);
     const snap = sessionSnapshot(f);
     if (snap !== undefined && last !== undefined && sameSnapshot(snap, last)) return true;
     last = undefined;
-    const text = f === null ? null : jsonStringify(f);
+    const text = f === null ? null : fieldsText(f);
     last = snap;
     return text;
   };
@@ -467,8 +702,9 @@ const DESCRIBE_TOO_LARGE = jsonStringify({ ok: false, error: { code: "INVALID_RE
 function decisionCode(d) {
   try {
     if (d === null || typeof d !== "object") return FAILED;
-    const allowed = d.allowed;
-    const retry = d.retryAfterMs;
+    // Own data only: Object.prototype.allowed is no decision.
+    const allowed = ownValue(d, "allowed");
+    const retry = ownValue(d, "retryAfterMs");
     if (typeof allowed !== "boolean") return FAILED;
     if (allowed) return retry === undefined || retry === 0 ? 0 : FAILED;
     return typeof retry === "number" && retry > 0 && retry !== Infinity ? retry : FAILED;
@@ -478,13 +714,17 @@ function decisionCode(d) {
 }
 
 function makeLane() {
-  const io = new Uint8Array(LANE_BYTES);
-  const entryIO = new Uint8Array(LANE_BYTES);
-  const decoder = new TextDecoder();
-  const encoder = new TextEncoder();
+  const io = new Uint8ArrayCtor(LANE_BYTES);
+  const entryIO = new Uint8ArrayCtor(LANE_BYTES);
+  const ioBuffer = typedArrayBuffer(io);
+  const decoder = new TextDecoderCtor();
+  const encoder = new TextEncoderCtor();
   let depth = 0; // host functions running page code
+  // The original encodeInto and decode, and views made here rather than by
+  // subarray (which asks the array's constructor for a species): a later
+  // script patching TextEncoder, TextDecoder or Uint8Array sees no text.
   const write = (buffer, text) => {
-    const r = encoder.encodeInto(text, buffer);
+    const r = textEncodeInto(encoder, text, buffer);
     return r.read === text.length ? r.written : text;
   };
   return {
@@ -496,7 +736,7 @@ function makeLane() {
       for (let i = 0; i < params.length; i++) {
         const p = params[i];
         if (typeof p === "number") {
-          params[i] = decoder.decode(io.subarray(at, at + p));
+          params[i] = textDecode(decoder, new Uint8ArrayCtor(ioBuffer, at, p));
           at += p;
         }
       }
@@ -525,11 +765,14 @@ function makeLane() {
     /** Runs page code on behalf of the kernel. */
     run(f) {
       depth++;
+      let r;
       try {
-        return f();
+        r = f();
       } finally {
         depth--;
       }
+      if (prototypesTampered()) throw new TypeError("a built-in prototype was changed under the surface");
+      return r;
     },
   };
 }
@@ -587,7 +830,7 @@ function makeDeadlines() {
 }
 
 function resultText(r) {
-  const text = r === undefined ? "null" : jsonStringify(r);
+  const text = r === undefined ? "null" : pageJSON(r);
   return text === undefined ? "null" : text;
 }
 
@@ -601,23 +844,26 @@ function buildHost(options, lane, deadlines, entries) {
   const { registry, execute, expose, session, rateLimit, replay, onAudit, onAuditError } = options;
   const { texts, answer, run } = lane;
   let parked; // the executor's Promise, until wait takes it
+  // No prototype: a name the kernel looks for and the page did not give
+  // (session, version, expose, ...) cannot be supplied by Object.prototype.
   const host = {
+    __proto__: null,
     io: lane.io,
     entryIO: lane.entryIO,
-    actions: () => answer(run(() => jsonStringify(registry.actions()))),
+    actions: () => answer(run(() => pageJSON(registry.actions()))),
     view: (queryJSON) => {
       const query = jsonParse(texts(queryJSON)[0]);
       if (query.ids !== undefined) freeze(query.ids);
       const v = run(() => registry.view(freeze(query)));
-      return isThenable(v) ? PromiseResolve(v).then((x) => jsonStringify(x)) : answer(run(() => jsonStringify(v)));
+      return isThenable(v) ? settledText(v, pageJSON) : answer(run(() => pageJSON(v)));
     },
     // An executor that answers at once is answered at once: the kernel then
     // has no Promise to wait for. A throw fails the call either way.
-    execute: (id, argsJson, contextJSON) => {
-      [id, argsJson, contextJSON] = texts(id, argsJson, contextJSON);
-      const r = run(() => execute(id, argsJson, freeze(jsonParse(contextJSON))));
+    execute: (idIn, argsIn, contextIn) => {
+      const t = texts(idIn, argsIn, contextIn);
+      const r = run(() => execute(t[0], t[1], freeze(jsonParse(t[2]))));
       if (!isThenable(r)) return answer(run(() => resultText(r)));
-      const later = PromiseResolve(r).then(resultText);
+      const later = settledText(r, resultText);
       if (entries === undefined) return later;
       // Kept here for the wait that follows at once: handing the Promise
       // to the kernel would make it a JS value Go tracks and finalizes.
@@ -669,10 +915,7 @@ function buildHost(options, lane, deadlines, entries) {
         }
       };
       deadlines.start(id, limitMs, () => entries.answer(ticket, kind === ASK_EXECUTE ? TIMED_OUT : FAILED));
-      PromiseResolve(promise).then(
-        (v) => give(encode(kind, v)),
-        () => give(FAILED),
-      );
+      whenSettled(promise, (v) => give(encode(kind, v)), () => give(FAILED));
     };
     host.held = () => {
       const text = held;
@@ -692,7 +935,7 @@ function buildHost(options, lane, deadlines, entries) {
         } catch {
           yes = false; // a predicate that throws exposes nothing
         }
-        out.push(yes);
+        append(out, yes);
       }
       return answer(jsonStringify(out));
     };
@@ -703,7 +946,15 @@ function buildHost(options, lane, deadlines, entries) {
   }
   if (rateLimit && rateLimit.limiter !== undefined) {
     const limiter = rateLimit.limiter;
-    host.allow = (key, nowMs) => run(() => limiter.allow(key, nowMs));
+    // A decision as the kernel reads it: own data members only, on an
+    // object without a prototype (Object.prototype.allowed decides nothing).
+    const decision = (d) => (d !== null && typeof d === "object"
+      ? { __proto__: null, allowed: ownValue(d, "allowed"), retryAfterMs: ownValue(d, "retryAfterMs") }
+      : d);
+    host.allow = (key, nowMs) => {
+      const r = run(() => limiter.allow(key, nowMs));
+      return isThenable(r) ? (entries !== undefined ? r : settledText(r, decision)) : decision(r);
+    };
   }
   if (replay && typeof replay === "object" && replay.guard !== undefined) {
     const guard = replay.guard;
@@ -711,7 +962,7 @@ function buildHost(options, lane, deadlines, entries) {
   }
   if (onAudit !== undefined) {
     host.audit = (eventJSON) => {
-      [eventJSON] = texts(eventJSON);
+      eventJSON = texts(eventJSON)[0];
       const event = freeze(jsonParse(eventJSON));
       const r = run(() => onAudit(event));
       if (entries === undefined || !isThenable(r)) return r;
@@ -727,7 +978,7 @@ function buildHost(options, lane, deadlines, entries) {
     host.auditError = (reason, message, eventJSON) => {
       try {
         const r = run(() => onAuditError(reason !== undefined ? reason : new Error(message), freeze(jsonParse(eventJSON))));
-        if (isThenable(r)) r.then(undefined, () => {});
+        if (isThenable(r)) whenSettled(r, () => {}, () => {});
       } catch {
         // onAuditError is the last resort; its own failure goes nowhere.
       }
@@ -804,14 +1055,6 @@ function validateOptions(options) {
   }
 }
 
-function withTimeout(value, ms) {
-  let timer;
-  const expired = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new Error("timed out")), ms);
-  });
-  return Promise.race([PromiseResolve(value), expired]).finally(() => clearTimeout(timer));
-}
-
 // ---------------------------------------------------------------------------
 // Entries: the module exports through which every call enters the kernel.
 // Each runs the kernel's steps synchronously and returns; the answer goes
@@ -874,6 +1117,304 @@ function makeEntries(go, runtime) {
 }
 
 // ---------------------------------------------------------------------------
+// The built-ins the Go runtime looks up while it runs. Go's wasm_exec.js and
+// syscall/js look methods up each time they cross the boundary (Reflect.apply
+// for every call into JavaScript, DataView methods for every value, typed
+// array methods for every text, Date for the clock, Function.prototype.bind
+// and Promise.resolve in the bridge). A later script replacing one of them
+// would sit between the page and the kernel: it could hand the kernel
+// another session, move its clock (an expired session, a replay window
+// that has passed), or read every text that crosses. So, in a page, they are
+// made read-only when this module is evaluated. Pages never need to replace
+// these; a script that tries gets a TypeError in strict code, nothing in
+// sloppy code. See "Threat model" in README.md for what stays open.
+
+function pinBuiltins(g) {
+  const pin = (obj, name) => {
+    if (obj === null || obj === undefined) return;
+    const d = getOwnPropertyDescriptor(obj, name);
+    if (d === undefined || !d.configurable) return;
+    if (hasOwn(d, "value")) {
+      defineProperty(obj, name, { __proto__: null, value: d.value, writable: false, enumerable: d.enumerable, configurable: false });
+    } else {
+      defineProperty(obj, name, { __proto__: null, get: d.get, set: d.set, enumerable: d.enumerable, configurable: false });
+    }
+  };
+  const pinAll = (obj, names) => {
+    for (let i = 0; i < names.length; i++) pin(obj, names[i]);
+  };
+  // The globals wasm_exec.js names while it runs (the bridge keeps its own
+  // references to Promise, Object and Function.prototype.bind).
+  pinAll(g, ["Reflect", "DataView", "Uint8Array", "Uint8ClampedArray", "Array", "Math", "Date", "String",
+    "isNaN", "parseInt", "performance", "crypto"]);
+  pinAll(g.Reflect, ["apply", "get", "set", "construct", "deleteProperty"]);
+  pinAll(g.DataView && g.DataView.prototype, ["buffer", "getUint8", "setUint8", "getInt32", "setInt32", "getUint32",
+    "setUint32", "getFloat64", "setFloat64"]);
+  const TypedArray = getPrototypeOf(g.Uint8Array);
+  const typedNames = ["subarray", "set", "length", "buffer", "byteOffset", "byteLength"];
+  pinAll(TypedArray.prototype, typedNames);
+  // The same, as own properties of Uint8Array.prototype, where a later
+  // script would otherwise add a shadowing one.
+  for (let i = 0; i < typedNames.length; i++) {
+    const name = typedNames[i];
+    if (hasOwn(g.Uint8Array.prototype, name)) continue;
+    const d = getOwnPropertyDescriptor(TypedArray.prototype, name);
+    defineProperty(g.Uint8Array.prototype, name, hasOwn(d, "value")
+      ? { __proto__: null, value: d.value, writable: false, enumerable: false, configurable: false }
+      : { __proto__: null, get: d.get, enumerable: false, configurable: false });
+  }
+  pin(TypedArray, Symbol.species);
+  pin(g.Uint8Array.prototype, "constructor");
+  pin(g.Uint8ClampedArray.prototype, "constructor");
+  // Their inherited Symbol.species and Symbol.hasInstance, made their own
+  // and read-only, so that neither can be shadowed.
+  const species = getOwnPropertyDescriptor(TypedArray, Symbol.species).get;
+  const hasInstance = FunctionPrototype[Symbol.hasInstance];
+  for (const C of [g.Uint8Array, g.Uint8ClampedArray]) {
+    if (!hasOwn(C, Symbol.species)) defineProperty(C, Symbol.species, { __proto__: null, get: species, configurable: false });
+    if (!hasOwn(C, Symbol.hasInstance)) defineProperty(C, Symbol.hasInstance, { __proto__: null, value: hasInstance, configurable: false });
+  }
+  pinAll(g.Math, ["floor"]);
+  pinAll(g.Date.prototype, ["getTime"]);
+  pinAll(g.Date, ["now"]);
+  pinAll(g.Map.prototype, ["get", "set", "delete", "has"]);
+  pinAll(g.Array.prototype, ["push", "pop", "fill"]);
+  pinAll(g.Function.prototype, ["call", "apply", "bind"]);
+  // The bridge calls bind.call: no own call may be added to bind.
+  Object.preventExtensions(g.Function.prototype.bind);
+  pinAll(g.Promise, ["resolve"]);
+  pinAll(g.TextEncoder.prototype, ["encode", "encodeInto"]);
+  pinAll(g.TextDecoder.prototype, ["decode"]);
+  if (g.WebAssembly) pinAll(g.WebAssembly.Memory.prototype, ["buffer"]);
+  if (typeof g.Performance === "function") pinAll(g.Performance.prototype, ["now"]);
+  if (typeof g.Crypto === "function") pinAll(g.Crypto.prototype, ["getRandomValues"]);
+}
+
+// What cannot be pinned without breaking pages: a later script can add an
+// accessor for an index (or for "result") to Object.prototype or
+// Array.prototype, and wasm_exec.js assigns such members on arrays and
+// objects it makes. That is detected instead, before every call into the
+// kernel and after every call into page code: the call then fails closed.
+const INDEX_KEY = /^(?:0|[1-9][0-9]*)$/;
+const regExpTest = uncurryThis(RegExp.prototype.test);
+const { getOwnPropertyNames } = Object;
+const NAMES_AT_LOAD = freeze([getOwnPropertyNames(ObjectPrototype).length, getOwnPropertyNames(ArrayPrototype).length]);
+
+function prototypesTampered() {
+  if (PAGE_WINDOW === undefined) return false;
+  const protos = [ObjectPrototype, ArrayPrototype];
+  for (let p = 0; p < 2; p++) {
+    const names = getOwnPropertyNames(protos[p]);
+    if (names.length === NAMES_AT_LOAD[p]) continue;
+    for (let i = 0; i < names.length; i++) {
+      if (names[i] === "result" || regExpTest(INDEX_KEY, names[i])) return true;
+    }
+  }
+  return false;
+}
+
+if (PAGE_WINDOW !== undefined) {
+  try {
+    pinBuiltins(PAGE_WINDOW);
+  } catch {
+    // A built-in missing here: the rest is pinned.
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The window transport. One hub per window takes the message events there
+// and hands them to the surfaces listening on it. The page's hub is added
+// when this module is evaluated. The window is the only target of a message
+// event, and its listeners run in the order they were added (capture or
+// not; measured in Chromium 156), so the hub runs before every listener a
+// later script adds: a connect message, which carries a private channel's
+// port, stops at the hub with stopImmediatePropagation, and no later
+// listener sees it or its port.
+
+const hubs = new MapCtor(); // window -> hub
+
+function hubFor(win) {
+  let hub = mapGet(hubs, win);
+  if (hub === undefined) {
+    hub = makeHub(win);
+    mapSet(hubs, win, hub);
+  }
+  return hub;
+}
+
+function makeHub(win) {
+  const hub = { __proto__: null, entries: new MapCtor() }; // listen() entries, in order
+  const onMessage = (event) => {
+    try {
+      route(hub, event);
+    } catch {
+      // A listener never throws into the page.
+    }
+  };
+  // Leaving the page (a navigation, a close, the back-forward cache) frees
+  // every private channel; a caller connects again on return.
+  const onPageHide = (event) => {
+    if (event.isTrusted !== true) return; // a script's dispatchEvent is no navigation
+    mapForEach(hub.entries, (entry) => {
+      try {
+        entry.dropChannels();
+      } catch {
+        // the others still go
+      }
+    });
+  };
+  if (win === PAGE_WINDOW && addListener !== undefined) {
+    addListener(win, "message", onMessage, true);
+    addListener(win, "pagehide", onPageHide, true);
+  } else {
+    // A stand-in window (tests, other hosts) brings its own methods.
+    win.addEventListener("message", onMessage, true);
+    win.addEventListener("pagehide", onPageHide, true);
+  }
+  return hub;
+}
+
+if (PAGE_WINDOW !== undefined) hubFor(PAGE_WINDOW);
+
+/** A field of a message event through the original getter; a stand-in event's own data property. */
+function eventField(event, get, name) {
+  if (get !== undefined) {
+    try {
+      return get(event);
+    } catch {
+      // not a platform MessageEvent: a host's stand-in
+    }
+  }
+  return ownValue(event, name);
+}
+
+/**
+ * Whether data is a request in spec 03's own form, without the wrapper: a
+ * protocol naming pling.surface and no ok (which only replies carry).
+ */
+function isBareRequest(data) {
+  const p = ownValue(data, "protocol");
+  return typeof p === "string" && stringStartsWith(p, "pling.surface/") && !hasOwn(data, "ok");
+}
+
+function route(hub, event) {
+  if (event.isTrusted !== true) return;
+  const data = eventField(event, eventDataOf, "data");
+  if (!isPlainObject(data)) return;
+  let kind;
+  let bare = false;
+  if (hasOwn(data, "channel")) {
+    if (ownValue(data, "channel") !== CHANNEL) return;
+    kind = ownValue(data, "kind");
+    if (kind !== "request" && kind !== "connect") return;
+  } else if (isBareRequest(data)) {
+    kind = "request";
+    bare = true;
+  } else {
+    return;
+  }
+  if (kind === "connect" && stopImmediatePropagation !== undefined) {
+    try {
+      stopImmediatePropagation(event);
+    } catch {
+      // a stand-in event
+    }
+  }
+  const source = eventField(event, eventSourceOf, "source");
+  const origin = eventField(event, eventOriginOf, "origin");
+  if (source === null || source === undefined || typeof origin !== "string" || origin === "null") return;
+  const hasApp = !bare && hasOwn(data, "app");
+  const app = hasApp ? ownValue(data, "app") : undefined;
+  let first;
+  let count = 0;
+  mapForEach(hub.entries, (entry) => {
+    if (!entry.accepts(source, origin) || (hasApp && entry.app !== app)) return;
+    count++;
+    if (first === undefined) first = entry;
+    // A wrapped request without app goes to every surface (discovery).
+    if (kind === "request" && !bare) {
+      try {
+        entry.request(data, source, origin, false);
+      } catch {
+        // one surface's failure does not keep the message from the others
+      }
+    }
+  });
+  if (kind === "connect") {
+    const ports = eventField(event, eventPortsOf, "ports");
+    const port = ports !== null && typeof ports === "object" && ownValue(ports, "length") > 0 ? ownValue(ports, 0) : undefined;
+    if (port === undefined || port === null) return;
+    const real = isPlatformPort(port);
+    // Nobody here may take it: no answer, as for any sender not served.
+    if (count === 1) first.connect(data, origin, port, real);
+    else if (count > 1) refusePort(port, real); // several surfaces: the connect must name its app
+    return;
+  }
+  if (bare && count > 0) {
+    // A bare request reaches one surface or none: with several, it must
+    // come wrapped with app, or it would run on each.
+    if (count === 1) first.request(data, source, origin, true);
+    else postTo(source, failure(requestIdOf(data), "INVALID_REQUEST", "several surfaces listen here: wrap the request and name its app"), origin);
+  }
+}
+
+const portOnMessageOf = capturedGetter(globalThis.MessagePort, "onmessage");
+
+/** Whether port is the platform's MessagePort (a stand-in has its own methods). */
+function isPlatformPort(port) {
+  if (portOnMessageOf === undefined || portPostMessage === undefined) return false;
+  try {
+    portOnMessageOf(port);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function portSend(port, real, message) {
+  try {
+    if (real) portPostMessage(port, message);
+    else reflectApply(ownValue(port, "postMessage"), port, [message]);
+  } catch {
+    // the port is gone
+  }
+}
+
+function portEnd(port, real) {
+  try {
+    if (real) portClose(port);
+    else reflectApply(ownValue(port, "close"), port, []);
+  } catch {
+    // already closed
+  }
+}
+
+function portListen(port, real, onMessage, onClose) {
+  if (real) {
+    addListener(port, "message", onMessage);
+    addListener(port, "close", onClose);
+    portStart(port);
+  } else {
+    defineProperty(port, "onmessage", { __proto__: null, value: onMessage, writable: true, enumerable: true, configurable: true });
+  }
+}
+
+function refusePort(port, real) {
+  portSend(port, real, { channel: CHANNEL, kind: "refused" });
+  portEnd(port, real);
+}
+
+/** Posts message to a window at targetOrigin, through the original postMessage for the page's own window. */
+function postTo(target, message, targetOrigin) {
+  try {
+    if (target === PAGE_WINDOW && windowPostMessage !== undefined) reflectApply(windowPostMessage, target, [message, targetOrigin]);
+    else reflectApply(target.postMessage, target, [message, targetOrigin]);
+  } catch {
+    // the sender is gone
+  }
+}
+
+// ---------------------------------------------------------------------------
 // The API bound to one runtime.
 
 function bind(runtime, entries) {
@@ -886,22 +1427,22 @@ function bind(runtime, entries) {
     applyShared(snapshot); // shared: "indexeddb" swaps in the limiter and guard of pling-shared.js
     // Answers to calls taken through the entries, and the session getters
     // of those that brought one, by token.
-    const replies = new Map();
-    const sessions = new Map();
+    const replies = new MapCtor();
+    const sessions = new MapCtor();
     let lastToken = 0;
     const host = buildHost(snapshot, lane, deadlines, entries);
     if (entries !== undefined) {
       host.reply = (token, out, capsId, capsText) => {
-        const reply = replies.get(token);
+        const reply = mapGet(replies, token);
         if (reply === undefined) return;
-        replies.delete(token);
-        sessions.delete(token);
+        mapDelete(replies, token);
+        mapDelete(sessions, token);
         reply(out, capsId, capsText);
       };
       // No getter for the token answers undefined: no session, which the
       // kernel refuses for a call that was to bring its own.
       host.sessionFor = (token) => {
-        const getter = sessions.get(token);
+        const getter = mapGet(sessions, token);
         return getter === undefined ? undefined : getter();
       };
     }
@@ -924,98 +1465,124 @@ function bind(runtime, entries) {
     // Answers that name it leave it out and get this object back in; it only
     // ever goes into postMessage, whose structured clone copies it, so no
     // caller can change it.
-    let sharedCaps = { id: 0, list: undefined };
+    let sharedCaps = { __proto__: null, id: 0, list: undefined };
 
-    // Asks the kernel for the answer to JSON text. The kernel answers by
-    // calling reply (which saves making and settling a Promise in Go); an
-    // instance that answers with a Promise instead is awaited.
-    const ask = (text, sessionFn, shared) =>
-      new Promise((resolve) => {
-        const reply = (out, capsId, capsText) => {
-          [out, capsText] = lane.texts(out, capsText);
-          if (capsId === undefined) {
-            resolve({ out });
-            return;
-          }
-          if (capsText !== undefined) {
-            sharedCaps = { id: 0, list: undefined };
-            try {
-              sharedCaps = { id: capsId, list: jsonParse(capsText) };
-            } catch (e) {
-              resolve({ out, shared: true });
-              throw e; // so the kernel knows the list was not kept
-            }
-          }
-          resolve({ out, caps: sharedCaps.id === capsId ? sharedCaps.list : undefined, shared: true });
-        };
-        if (byEntries) {
-          const n = lane.toEntry(text);
-          if (typeof n !== "number") {
-            // More UTF-8 bytes than entryIO holds, which is the kernel's
-            // request limit: what the kernel itself would answer.
-            resolve({ out: TOO_LARGE });
-            return;
-          }
-          const token = nextToken();
-          replies.set(token, reply);
-          if (sessionFn !== undefined) sessions.set(token, sessionFn);
-          let taken = false;
-          try {
-            taken = entries.handle(inst.slot, n, token, shared === true, sessionFn !== undefined);
-          } finally {
-            // Refused, or the runtime is gone: nothing will answer this token.
-            if (!taken) {
-              replies.delete(token);
-              sessions.delete(token);
-            }
-          }
-          if (!taken) resolve({ out: undefined });
+    // Asks the kernel for the answer to JSON text and calls done(answer)
+    // once. The kernel answers by calling reply (which saves making and
+    // settling a Promise in Go); an instance that answers with a Promise
+    // instead is awaited. No Promise is resolved with an answer here, so a
+    // then planted on Object.prototype never sees one.
+    const ask = (text, sessionFn, shared, done) => {
+      let answered = false;
+      const finish = (a) => {
+        if (answered) return;
+        answered = true;
+        done(a);
+      };
+      const reply = (outIn, capsId, capsIn) => {
+        const t = lane.texts(outIn, capsIn);
+        const out = t[0];
+        const capsText = t[1];
+        if (capsId === undefined) {
+          finish({ __proto__: null, out });
           return;
         }
-        const request = lane.toKernel(text);
-        const r = inst.handle(request, sessionFn, reply, shared === true);
-        if (r !== undefined) resolve(PromiseResolve(r).then((out) => ({ out })));
-      });
-
-    // Sends JSON text to the kernel; the answer is an envelope, never a rejection.
-    // shared: the envelope is only ever posted (see sharedCaps).
-    const call = async (id, text, sessionFn, shared) => {
-      try {
-        const answer = await ask(text, sessionFn, shared);
-        const out = answer.out;
-        if (typeof out !== "string") return failure(id, "INTERNAL_ERROR", "internal error");
-        if (out.length > maxResponseBytes) return failure(id, "INTERNAL_ERROR", "response is larger than the size limit");
-        const envelope = jsonParse(out);
-        if (answer.shared) {
-          if (answer.caps === undefined || !isPlainObject(envelope.result)) return failure(id, "INTERNAL_ERROR", "internal error");
-          envelope.result.capabilities = answer.caps;
+        if (capsText !== undefined) {
+          sharedCaps = { __proto__: null, id: 0, list: undefined };
+          try {
+            sharedCaps = { __proto__: null, id: capsId, list: jsonParse(capsText) };
+          } catch (e) {
+            finish({ __proto__: null, out, shared: true });
+            throw e; // so the kernel knows the list was not kept
+          }
         }
-        return envelope;
+        finish({ __proto__: null, out, caps: sharedCaps.id === capsId ? sharedCaps.list : undefined, shared: true });
+      };
+      if (prototypesTampered()) {
+        finish(null);
+        return;
+      }
+      if (byEntries) {
+        const n = lane.toEntry(text);
+        if (typeof n !== "number") {
+          // More UTF-8 bytes than entryIO holds, which is the kernel's
+          // request limit: what the kernel itself would answer.
+          finish({ __proto__: null, out: TOO_LARGE });
+          return;
+        }
+        const token = nextToken();
+        mapSet(replies, token, reply);
+        if (sessionFn !== undefined) mapSet(sessions, token, sessionFn);
+        let taken = false;
+        try {
+          taken = entries.handle(inst.slot, n, token, shared === true, sessionFn !== undefined);
+        } finally {
+          // Refused, or the runtime is gone: nothing will answer this token.
+          if (!taken) {
+            mapDelete(replies, token);
+            mapDelete(sessions, token);
+          }
+        }
+        if (!taken) finish({ __proto__: null, out: undefined });
+        return;
+      }
+      const request = lane.toKernel(text);
+      const r = inst.handle(request, sessionFn, reply, shared === true);
+      if (r !== undefined) whenSettled(r, (out) => finish({ __proto__: null, out }), () => finish(null));
+    };
+
+    // Sends JSON text to the kernel and calls done(envelope) once; the
+    // answer is an envelope, never a throw.
+    // shared: the envelope is only ever posted (see sharedCaps).
+    const call = (id, text, sessionFn, shared, done) => {
+      const fail = () => done(failure(id, "INTERNAL_ERROR", "internal error"));
+      const take = (answer) => {
+        try {
+          if (answer === null) return fail();
+          const out = answer.out;
+          if (typeof out !== "string") return fail();
+          if (out.length > maxResponseBytes) return done(failure(id, "INTERNAL_ERROR", "response is larger than the size limit"));
+          const envelope = jsonParse(out);
+          if (answer.shared) {
+            if (answer.caps === undefined || !isPlainObject(envelope.result)) return fail();
+            // Defined, not assigned: a setter on Object.prototype.capabilities sees nothing.
+            defineProperty(envelope.result, "capabilities", { __proto__: null, value: answer.caps, writable: true, enumerable: true, configurable: true });
+          }
+          done(envelope);
+        } catch {
+          fail();
+        }
+      };
+      try {
+        ask(text, sessionFn, shared, take);
       } catch {
         // The Go program has exited, or the instance was closed under us.
-        return failure(id, "INTERNAL_ERROR", "internal error");
+        take(null);
       }
     };
 
-    const serve = (request, sessionFn, budget, shared) => {
+    // Reads a request and calls done(envelope) once with its answer.
+    const serve = (request, sessionFn, budget, shared, done) => {
       const id = requestIdOf(request);
-      if (closed) return PromiseResolve(failure(id, "INTERNAL_ERROR", "surface is closed"));
+      if (closed) return done(failure(id, "INTERNAL_ERROR", "surface is closed"));
       let text;
       try {
         text = toRequestJSON(request, budget);
       } catch (e) {
         const message = e instanceof RequestError ? e.message : "request could not be read";
-        return PromiseResolve(failure(id, "INVALID_REQUEST", message));
+        return done(failure(id, "INVALID_REQUEST", message));
       }
-      return call(id, text, sessionFn, shared);
+      call(id, text, sessionFn, shared, done);
     };
 
-    async function handle(request) {
-      try {
-        return await serve(request, undefined, maxRequestBytes);
-      } catch {
-        return failure("", "INTERNAL_ERROR", "internal error");
-      }
+    function handle(request) {
+      return new PromiseCtor((resolve) => {
+        try {
+          serve(request, undefined, maxRequestBytes, false, (envelope) => resolve(unthenable(envelope)));
+        } catch {
+          resolve(unthenable(failure("", "INTERNAL_ERROR", "internal error")));
+        }
+      });
     }
 
     async function describe(input) {
@@ -1039,12 +1606,12 @@ function bind(runtime, entries) {
               return;
             }
             const token = nextToken();
-            replies.set(token, done);
+            mapSet(replies, token, done);
             let taken = false;
             try {
               taken = entries.describe(inst.slot, n, token);
             } finally {
-              if (!taken) replies.delete(token);
+              if (!taken) mapDelete(replies, token);
             }
             if (!taken) resolve(undefined);
             return;
@@ -1056,182 +1623,210 @@ function bind(runtime, entries) {
       } catch {
         throw protocolError("INTERNAL_ERROR", "internal error");
       }
-      if (answer.ok === true) return answer.result;
+      if (answer.ok === true) return unthenable(answer.result);
       const { code, message } = answer.error;
       if (listIncludes(SESSION_CODES, code)) throw new SurfaceSessionError(code, message);
       throw protocolError(code, message);
     }
 
-    const responseMessage = (envelope) => {
-      const msg = { channel: CHANNEL, kind: "response" };
-      if (app !== undefined) msg.app = app;
-      msg.envelope = envelope;
-      return msg;
-    };
+    // Every message is an object literal: defined, never assigned, so a
+    // setter on Object.prototype (envelope, app, ...) captures nothing.
+    const responseMessage = (envelope) =>
+      app !== undefined ? { channel: CHANNEL, kind: "response", app, envelope } : { channel: CHANNEL, kind: "response", envelope };
+    const connectedMessage = () => (app !== undefined ? { channel: CHANNEL, kind: "connected", app } : { channel: CHANNEL, kind: "connected" });
 
     function listen(listenOptions) {
       if (closed) throw new Error("listen: the surface is closed");
       const o = listenOptions === undefined ? {} : listenOptions;
       if (o === null || typeof o !== "object") throw new TypeError("listen options must be an object");
-      for (const name of objectKeys(o)) {
-        if (!listIncludes(LISTEN_OPTION_NAMES, name)) throw new TypeError(`listen: unknown option ${jsonStringify(name)}`);
+      const names = objectKeys(o);
+      for (let i = 0; i < names.length; i++) {
+        if (!listIncludes(LISTEN_OPTION_NAMES, names[i])) throw new TypeError(`listen: unknown option ${jsonStringify(names[i])}`);
       }
       const origins = o.allowedOrigins === undefined ? [] : o.allowedOrigins;
       if (!isArray(origins)) throw new TypeError("listen: allowedOrigins must be an array of origins");
       const allowed = [];
-      for (const origin of origins) {
+      for (let i = 0; i < origins.length; i++) {
+        const origin = ownValue(origins, i);
         if (!isSerializedOrigin(origin)) {
           throw new TypeError(`listen: ${jsonStringify(String(origin))} is not an origin such as "https://example.com"`);
         }
-        allowed.push(origin);
+        append(allowed, origin);
       }
       const authenticate = o.authenticate;
       if (authenticate !== undefined && typeof authenticate !== "function") {
         throw new TypeError("listen: authenticate must be a function");
       }
       checkPositive("listen: maxMessageBytes", o.maxMessageBytes, true);
+      checkPositive("listen: channelIdleMs", o.channelIdleMs, false);
+      checkPositive("listen: maxChannelsPerOrigin", o.maxChannelsPerOrigin, true);
       const budget = Math.min(o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES, maxRequestBytes);
+      const idleMs = o.channelIdleMs ?? DEFAULT_CHANNEL_IDLE_MS;
+      const perOriginMax = Math.min(o.maxChannelsPerOrigin ?? DEFAULT_CHANNELS_PER_ORIGIN, MAX_CHANNELS);
       const win = globalThis.window;
       if (!win || typeof win.addEventListener !== "function" || !win.location) {
         throw new TypeError("listen: needs a window");
       }
       const ownOrigin = win.location.origin;
-      const ports = [];
+      const hub = hubFor(win);
+      const channels = new MapCtor(); // port -> channel, open
+      const perOrigin = new MapCtor(); // origin -> channels open or being authenticated
+      let held = 0;
       let stopped = false;
 
-      const onPortMessage = (port, event, sessionFn) => {
-        try {
-          if (stopped || closed || event.isTrusted !== true) return;
-          const data = event.data;
-          if (!isPlainObject(data) || ownValue(data, "channel") !== CHANNEL || ownValue(data, "kind") !== "request") return;
+      const reserve = (origin) => {
+        mapSet(perOrigin, origin, (mapGet(perOrigin, origin) ?? 0) + 1);
+        held++;
+      };
+      const release = (origin) => {
+        const n = mapGet(perOrigin, origin) - 1;
+        if (n > 0) mapSet(perOrigin, origin, n);
+        else mapDelete(perOrigin, origin);
+        held--;
+      };
+      // Frees a channel: closing the page's end, saying so first (say) so
+      // that the caller's pending calls end at once (Chromium fires no
+      // MessagePort close event).
+      const free = (ch, say) => {
+        if (!ch.open) return;
+        ch.open = false;
+        clearTimer(ch.timer);
+        mapDelete(channels, ch.port);
+        release(ch.origin);
+        if (say) portSend(ch.port, ch.real, { channel: CHANNEL, kind: "closed" });
+        portEnd(ch.port, ch.real);
+      };
+      const touch = (ch) => {
+        clearTimer(ch.timer);
+        ch.timer = setTimer(() => free(ch, true), idleMs);
+      };
+
+      const onPortMessage = (ch, event) => {
+        if (!ch.open || stopped || closed || event.isTrusted !== true) return;
+        const data = eventField(event, eventDataOf, "data");
+        if (!isPlainObject(data)) return;
+        let bare = false;
+        if (hasOwn(data, "channel")) {
+          if (ownValue(data, "channel") !== CHANNEL) return;
+          const kind = ownValue(data, "kind");
+          if (kind === "close") {
+            free(ch, false);
+            return;
+          }
+          if (kind !== "request") return;
           if (hasOwn(data, "app") && ownValue(data, "app") !== app) return;
-          const reply = (envelope) => {
-            try {
-              port.postMessage(responseMessage(envelope));
-            } catch {
-              // the port is gone
-            }
-          };
+        } else if (isBareRequest(data)) {
+          bare = true;
+        } else {
+          return;
+        }
+        touch(ch);
+        const reply = (envelope) => {
+          if (ch.open) portSend(ch.port, ch.real, bare ? envelope : responseMessage(envelope));
+        };
+        if (bare) {
+          serve(data, ch.sessionFn, budget, true, reply);
+          return;
+        }
+        const envelope = ownValue(data, "envelope");
+        if (!onlyMembers(data, REQUEST_MEMBERS)) {
+          reply(failure(requestIdOf(envelope), "INVALID_REQUEST", "message has members other than channel, kind, app and envelope"));
+          return;
+        }
+        serve(envelope, ch.sessionFn, budget, true, reply);
+      };
+
+      const entry = {
+        __proto__: null,
+        app,
+        accepts: (source, origin) => (source === win ? origin === ownOrigin : listIncludes(allowed, origin)),
+        request(data, source, origin, bare) {
+          if (stopped || closed) return;
+          // Only to the sender, and only while it is still at the origin
+          // the request came from: never "*".
+          const reply = (envelope) => postTo(source, bare ? envelope : responseMessage(envelope), origin);
+          if (bare) {
+            serve(data, undefined, budget, true, reply);
+            return;
+          }
           const envelope = ownValue(data, "envelope");
           if (!onlyMembers(data, REQUEST_MEMBERS)) {
             reply(failure(requestIdOf(envelope), "INVALID_REQUEST", "message has members other than channel, kind, app and envelope"));
             return;
           }
-          serve(envelope, sessionFn, budget, true).then(reply);
-        } catch {
-          // A listener never throws into the page.
-        }
-      };
-
-      const connect = async (event, data, origin) => {
-        const port = event.ports && event.ports[0];
-        if (!port) return;
-        const refuse = () => {
-          try {
-            port.postMessage({ channel: CHANNEL, kind: "refused" });
-            port.close();
-          } catch {
-            // the port is gone
-          }
-        };
-        if (!onlyMembers(data, CONNECT_MEMBERS) || ports.length >= MAX_PORTS) {
-          refuse();
-          return;
-        }
-        let sessionFn;
-        if (authenticate !== undefined) {
-          let result = null;
-          try {
-            // The credential goes to the page's authenticate and nowhere
-            // else: not to the kernel, the audit, or a reply.
-            result = await withTimeout(authenticate(freeze({ credential: ownValue(data, "credential"), origin })), AUTHENTICATE_TIMEOUT_MS);
-          } catch {
-            result = null;
-          }
-          if (result === null || (typeof result !== "object" && typeof result !== "function")) {
+          serve(envelope, undefined, budget, true, reply);
+        },
+        connect(data, origin, port, real) {
+          const refuse = () => refusePort(port, real);
+          if (stopped || closed || !onlyMembers(data, CONNECT_MEMBERS) || held >= MAX_CHANNELS ||
+            (mapGet(perOrigin, origin) ?? 0) >= perOriginMax) {
             refuse();
             return;
           }
-          const getter = sessionGetter(result);
-          sessionFn = () => lane.run(getter);
-        }
-        if (stopped || closed || ports.length >= MAX_PORTS) {
-          refuse();
-          return;
-        }
-        ports.push(port);
-        port.onmessage = (e) => onPortMessage(port, e, sessionFn);
-        const hello = { channel: CHANNEL, kind: "connected" };
-        if (app !== undefined) hello.app = app;
-        try {
-          port.postMessage(hello);
-        } catch {
-          // the port is gone
-        }
-      };
-
-      const onMessage = (event) => {
-        try {
-          if (stopped || closed || event.isTrusted !== true) return;
-          const data = event.data;
-          // Filtered here, before any call into the kernel: most messages
-          // on a page (this surface's own replies included) are not ours.
-          if (!isPlainObject(data) || ownValue(data, "channel") !== CHANNEL) return;
-          const kind = ownValue(data, "kind");
-          if (kind !== "request" && kind !== "connect") return;
-          const source = event.source;
-          const origin = event.origin;
-          if (source === null || source === undefined || typeof origin !== "string" || origin === "null") return;
-          if (source === win) {
-            if (origin !== ownOrigin) return;
-          } else if (!listIncludes(allowed, origin)) {
-            return;
-          }
-          if (hasOwn(data, "app") && ownValue(data, "app") !== app) return;
-          if (kind === "connect") {
-            connect(event, data, origin);
-            return;
-          }
-          const reply = (envelope) => {
-            try {
-              // Only to the sender, and only while it is still at the origin
-              // the request came from: never "*".
-              source.postMessage(responseMessage(envelope), origin);
-            } catch {
-              // the sender is gone
+          reserve(origin);
+          const open = (sessionFn) => {
+            if (stopped || closed) {
+              release(origin);
+              refuse();
+              return;
             }
+            const ch = { __proto__: null, port, real, origin, sessionFn, timer: undefined, open: true };
+            mapSet(channels, port, ch);
+            portListen(port, real, (e) => {
+              try {
+                onPortMessage(ch, e);
+              } catch {
+                // A listener never throws into the page.
+              }
+            }, () => free(ch, false));
+            touch(ch);
+            portSend(port, real, connectedMessage());
           };
-          const envelope = ownValue(data, "envelope");
-          if (!onlyMembers(data, REQUEST_MEMBERS)) {
-            reply(failure(requestIdOf(envelope), "INVALID_REQUEST", "message has members other than channel, kind, app and envelope"));
+          if (authenticate === undefined) {
+            open(undefined);
             return;
           }
-          serve(envelope, undefined, budget, true).then(reply);
-        } catch {
-          // A listener never throws into the page.
-        }
+          let decided = false;
+          const decide = (result) => {
+            if (decided) return;
+            decided = true;
+            clearTimer(timer);
+            if (result === null || (typeof result !== "object" && typeof result !== "function")) {
+              release(origin);
+              refuse();
+              return;
+            }
+            const getter = sessionGetter(result);
+            open(() => lane.run(getter));
+          };
+          const timer = setTimer(() => decide(null), AUTHENTICATE_TIMEOUT_MS);
+          let r;
+          try {
+            // The credential goes to the page's authenticate and nowhere
+            // else: not to the kernel, the audit, or a reply.
+            r = authenticate(freeze({ credential: ownValue(data, "credential"), origin }));
+          } catch {
+            decide(null);
+            return;
+          }
+          whenSettled(r, decide, () => decide(null));
+        },
+        dropChannels() {
+          mapForEach(channels, (ch) => free(ch, true));
+        },
       };
 
       const stop = () => {
         if (stopped) return;
         stopped = true;
-        win.removeEventListener("message", onMessage);
-        for (const port of ports) {
-          try {
-            port.onmessage = null;
-            // Say so before closing: browsers do not reliably fire a
-            // MessagePort "close" event, and without this the caller's
-            // pending calls could only end in a timeout.
-            port.postMessage({ channel: CHANNEL, kind: "closed" });
-            port.close();
-          } catch {
-            // already closed
-          }
-        }
-        ports.length = 0;
+        mapDelete(hub.entries, entry);
+        entry.dropChannels();
         stops.delete(stop);
       };
-      win.addEventListener("message", onMessage);
+      // How many private channels are open or being opened (authenticate
+      // has not answered yet) now.
+      defineProperty(stop, "channels", { __proto__: null, value: () => held });
+      mapSet(hub.entries, entry, entry);
       stops.add(stop);
       return stop;
     }

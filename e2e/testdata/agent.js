@@ -14,7 +14,13 @@
   const frames = new Map(); // tag -> iframe element
   let seq = 0;
 
-  const idOf = (d) => (d && d.envelope && typeof d.envelope.id === "string" ? d.envelope.id : "");
+  // A wrapped reply carries its envelope; a bare one is the envelope.
+  const idOf = (d) => {
+    const env = d && d.channel === CHANNEL ? d.envelope : d;
+    return env && typeof env.id === "string" ? env.id : "";
+  };
+  const bare = []; // bare replies on the window, in arrival order
+  const bareWaiters = new Map();
 
   function wait(map, id, timeoutMs, what) {
     return new Promise((resolve, reject) => {
@@ -34,6 +40,15 @@
     const d = ev.data;
     if (d && typeof d === "object" && typeof d.e2e === "string") {
       marks.push({ ...d, origin: ev.origin });
+      return;
+    }
+    if (d && typeof d === "object" && d.channel === undefined && typeof d.protocol === "string" && "ok" in d) {
+      bare.push({ data: d, origin: ev.origin, fromWindow: ev.source === window });
+      const w = bareWaiters.get(idOf(d));
+      if (w) {
+        bareWaiters.delete(idOf(d));
+        w(d);
+      }
       return;
     }
     if (!d || typeof d !== "object" || d.channel !== CHANNEL || d.kind !== "response") return;
@@ -66,6 +81,17 @@
       }
       postMessage({ channel: CHANNEL, kind: "request", ...wrapper, envelope }, location.origin);
       return p;
+    },
+
+    // bareRequest posts an envelope as it is, without the wrapper, and
+    // resolves with the bare reply to its id.
+    bareRequest(envelope, { timeoutMs = 20000 } = {}) {
+      const p = wait(bareWaiters, envelope.id, timeoutMs, "bare response");
+      postMessage(envelope, location.origin);
+      return p;
+    },
+    bareReplies() {
+      return bare;
     },
 
     // post posts anything, as is, and expects nothing.
@@ -128,6 +154,35 @@
     },
     portMessages(handle) {
       return ports.get(handle).messages.length;
+    },
+    portLog(handle) {
+      return ports.get(handle).messages;
+    },
+    // portBare sends an envelope without the wrapper on an open channel.
+    portBare(handle, envelope, { timeoutMs = 20000 } = {}) {
+      const entry = ports.get(handle);
+      const p = wait(entry.waiters, envelope.id, timeoutMs, "bare port response");
+      entry.port.postMessage(envelope);
+      return p;
+    },
+    // closePort ends a channel: saying so first (as the client library
+    // does), or not at all (a client that crashed or navigated).
+    closePort(handle, { say = true } = {}) {
+      const entry = ports.get(handle);
+      if (say) entry.port.postMessage({ channel: CHANNEL, kind: "close" });
+      entry.port.close();
+      ports.delete(handle);
+    },
+    // rounds opens and closes a channel n times, one after the other, and
+    // counts the answers.
+    async rounds(n, credential, { say = true } = {}) {
+      const kinds = {};
+      for (let i = 0; i < n; i++) {
+        const { handle, answer } = await this.connect(credential);
+        kinds[answer.kind] = (kinds[answer.kind] || 0) + 1;
+        this.closePort(handle, { say });
+      }
+      return kinds;
     },
 
     // addFrame embeds a test frame that posts messages to this page, and

@@ -97,6 +97,8 @@ async function execute(id, argsJson) {
       return new Promise(() => {});
     case "throw":
       throw new Error("the executor broke");
+    case "slow": // answers after 200 ms, as a call to a backend would
+      await new Promise((resolve) => setTimeout(resolve, 200));
   }
   const args = typeof argsJson === "string" && argsJson !== "" ? JSON.parse(argsJson) : argsJson || {};
   const m = /^update_note@order:(.+)$/.exec(id);
@@ -156,7 +158,7 @@ function setup(config = {}) {
     execute,
     app: "orders",
     onAudit: (event) => {
-      state.audit.push(JSON.parse(JSON.stringify(event)));
+      state.audit.push({ ...event }); // a copy made without JSON: a test may patch it
     },
   };
   switch (config.session) {
@@ -173,6 +175,15 @@ function setup(config = {}) {
         throw new Error("the session store is down");
       };
       break;
+    case "revoked": // every call must fail SESSION_REVOKED
+      options.session = () => ({ ...session(), revokedAt: Date.now() - 1000 });
+      break;
+    case "async": // answered through a Promise
+      options.session = async () => session();
+      break;
+    case "asyncRevoked":
+      options.session = async () => ({ ...session(), revokedAt: Date.now() - 1000 });
+      break;
     default:
       options.session = session;
   }
@@ -188,7 +199,9 @@ function setup(config = {}) {
     if (claim) options.replay.guard = { claim };
   }
   state.surface = createSurface(options);
-  const listen = { allowedOrigins: [] };
+  const listen = { allowedOrigins: config.allowedOrigins || [] };
+  if (config.channelIdleMs) listen.channelIdleMs = config.channelIdleMs;
+  if (config.maxChannelsPerOrigin) listen.maxChannelsPerOrigin = config.maxChannelsPerOrigin;
   if (config.credential) {
     // The page verifies the credential itself; the surface only ever sees
     // the session it answers.
@@ -208,6 +221,8 @@ window.__e2e = {
   calls: () => state.calls,
   audit: () => state.audit,
   authenticated: () => state.authenticated,
+  // private channels the surface holds now (open or being authenticated)
+  channels: () => state.stop.channels(),
   note: (id) => document.querySelector(`[data-testid="note-${id}"]`).textContent,
   ready: true,
 };

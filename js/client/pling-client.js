@@ -422,6 +422,8 @@ function portTransport(port, app, hooks) {
       port.removeEventListener("message", onMessage);
       port.removeEventListener("close", onClose);
       try {
+        // Tells the page to free the channel now rather than after its idle time.
+        port.postMessage({ channel: CHANNEL, kind: "close" });
         port.close();
       } catch {
         // already closed

@@ -1,0 +1,442 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"pling.dev/agent/surface"
+)
+
+// The tests in this file play a hostile script that runs in the page's own
+// JavaScript world AFTER the surface has loaded (an XSS payload, a
+// compromised third-party script). Such a script may patch any built-in;
+// what it must not do is change the session the kernel sees, obtain or drive
+// a private channel, read a private reply, or make one request run twice.
+
+// forgedSessionJS defines window.__forged(): the session a hostile script
+// would like the kernel to see (another agent and user, never revoked).
+const forgedSessionJS = `window.__forged = () => ({ agentId: "agent.evil", sessionId: "ses_evil", userId: "u-evil",
+  expiresAt: Date.now() + 3600000, scope: ["orders.search", "update_note@order", "orders.import"] });
+window.__forgedText = () => JSON.stringify(window.__forged());`
+
+// laterPatches are the built-in patches a later script tries on the session
+// path. ok is the code a call under a valid session gets afterwards ("" for
+// success): a toJSON planted on Object.prototype makes the page's own data
+// unreadable, so the surface refuses (fails closed) instead of reading it.
+var laterPatches = []struct {
+	name, js string
+	session  string // test page session mode for the valid session
+	revoked  string // and for the revoked one
+	ok       surface.Code
+	closed   bool // the surface refuses every call (fails closed), revoked or not
+}{
+	{"Object.prototype.toJSON returns a forged session", `Object.defineProperty(Object.prototype, "toJSON", { configurable: true, writable: true,
+		value: function () { return this && typeof this === "object" && "sessionId" in this && "scope" in this ? window.__forged() : this; } })`,
+		"", "revoked", surface.CodeInternalError, false},
+	{"Object.prototype.revokedAt revokes every session", `Object.prototype.revokedAt = 1`, "", "revoked", "", false},
+	{"a getter on Object.prototype.revokedAt", `Object.defineProperty(Object.prototype, "revokedAt", { configurable: true, get() { return 1; } })`, "", "revoked", "", false},
+	{"a setter on Object.prototype.scope", `Object.defineProperty(Object.prototype, "scope", { configurable: true, get() { return ["orders.search", "update_note@order", "orders.import"]; }, set(v) {} })`, "", "revoked", "", false},
+	{"JSON.stringify replaced", `{ const f = JSON.stringify; JSON.stringify = function (v, ...r) {
+		return f.call(this, v && typeof v === "object" && "sessionId" in v ? window.__forged() : v, ...r); }; }`, "", "revoked", "", false},
+	{"Promise.prototype.then rewrites an async session", `{ const then = Promise.prototype.then;
+		const swap = (v) => (v && typeof v === "object" && "sessionId" in v ? window.__forged()
+			: typeof v === "string" && v.includes("ses_e2e") ? window.__forgedText() : v);
+		Promise.prototype.then = function (ok, fail) { return then.call(this, typeof ok === "function" ? (v) => ok(swap(v)) : ok, fail); }; }`,
+		"async", "asyncRevoked", "", false},
+	{"TextEncoder.prototype.encodeInto rewrites session text", `{ const enc = TextEncoder.prototype.encodeInto;
+		TextEncoder.prototype.encodeInto = function (text, into) {
+			return enc.call(this, typeof text === "string" && text.includes('"sessionId"') ? window.__forgedText() : text, into); }; }`,
+		"", "revoked", "", false},
+	{"TextDecoder.prototype.decode rewrites what the page reads", `{ const dec = TextDecoder.prototype.decode;
+		TextDecoder.prototype.decode = function (...a) { const s = dec.apply(this, a); return s.includes("SESSION_REVOKED") ? s.replace(/"ok":false.*$/, '"ok":true,"result":{}}') : s; }; }`,
+		"", "revoked", "", false},
+	// The Go runtime's own glue (wasm_exec.js) looks these up as it runs.
+	{"Date moves the kernel's clock back an hour", `{ const gt = Date.prototype.getTime;
+		try { Date.prototype.getTime = function () { return gt.call(this) - 3600000; }; } catch {}
+		try { const D = Date; window.Date = class extends D { getTime() { return super.getTime() - 3600000; } }; } catch {} }`,
+		"", "revoked", "", false},
+	{"Reflect.apply writes another session into the kernel's buffer", `{ const ap = Reflect.apply;
+		try { Reflect.apply = function (f, self, args) {
+			const r = ap(f, self, args);
+			if (self && self.io instanceof Uint8Array && typeof r === "number" &&
+				new TextDecoder().decode(self.io.slice(0, r)).includes('"sessionId"')) {
+				return new TextEncoder().encodeInto(window.__forgedText(), self.io).written;
+			}
+			return r;
+		}; } catch {} }`, "", "revoked", "", false},
+	{"Uint8Array.prototype.subarray hands the kernel other bytes", `{ const sub = Uint8Array.prototype.subarray;
+		try { Uint8Array.prototype.subarray = function (a, b) {
+			const v = sub.call(this, a, b);
+			const text = new TextDecoder().decode(v);
+			if (text.startsWith('{"agentId"')) { const f = new TextEncoder().encode(window.__forgedText()); const out = new Uint8Array(v.length); out.set(f.slice(0, v.length)); return out; }
+			return v;
+		}; } catch {} }`, "", "revoked", "", false},
+	{"an index setter on Array.prototype", `{ try { Object.defineProperty(Array.prototype, "2", { configurable: true, set(v) {
+			Object.defineProperty(this, "2", { value: v, writable: true, enumerable: true, configurable: true }); } }); } catch {} }`,
+		"", "revoked", surface.CodeInternalError, true},
+}
+
+// TestLaterScriptSession applies each patch after the surface loaded, then
+// calls under a revoked session (which must stay revoked) and under a valid
+// one (which must stay the page's: its agent in the audit, its answer).
+func TestLaterScriptSession(t *testing.T) {
+	for _, c := range laterPatches {
+		t.Run(c.name, func(t *testing.T) {
+			p := openTestPage(t)
+			evalPage[bool](t, p, `(() => { `+forgedSessionJS+`; return true; })()`)
+			setup(t, p, map[string]any{"session": c.revoked})
+			evalPage[bool](t, p, `(() => { `+c.js+`; return true; })()`)
+
+			calls := pageCalls(t, p)
+			env := invokeEnv(t, "update_note@order", map[string]any{"record": "T-1", "note": "after a later script"})
+			revoked := surface.CodeSessionRevoked
+			if c.closed {
+				revoked = surface.CodeInternalError
+			}
+			wantCode(t, send(t, p, env), env["id"].(string), revoked)
+			d := describeEnv(t, nil)
+			wantCode(t, send(t, p, d), d["id"].(string), revoked)
+			if got := pageCalls(t, p); got != calls {
+				t.Errorf("a revoked session ran the executor %d times", got-calls)
+			}
+
+			setup(t, p, map[string]any{"session": c.session})
+			env = invokeEnv(t, "orders.search", map[string]any{"query": "T"})
+			r := send(t, p, env)
+			if c.ok == "" {
+				if res := r.result(t); res["error"] != nil {
+					t.Errorf("valid session: %s", r)
+				}
+			} else {
+				wantCode(t, r, env["id"].(string), c.ok)
+			}
+			audit := evalPage[[]map[string]any](t, p, `window.__e2e.audit()`)
+			if c.closed {
+				// Refused before the kernel: nothing to audit, nothing ran.
+				if len(audit) != 0 || pageCalls(t, p) != calls {
+					t.Errorf("a closed surface audited %d events, ran %d calls", len(audit), pageCalls(t, p)-calls)
+				}
+				return
+			}
+			if len(audit) == 0 {
+				t.Fatal("no audit events")
+			}
+			for _, ev := range audit {
+				if ev["agentId"] != nil && ev["agentId"] != "agent.e2e" || ev["sessionId"] != nil && ev["sessionId"] != "ses_e2e" {
+					t.Errorf("audit event names another session: %v", ev)
+				}
+			}
+			if last := audit[len(audit)-1]; last["requestId"] != env["id"] || last["agentId"] != "agent.e2e" {
+				t.Errorf("last audit event %v, want %s by agent.e2e", last, env["id"])
+			}
+		})
+	}
+}
+
+// connectAnswer is what agent.connect resolves to.
+type connectAnswer struct {
+	Handle string `json:"handle"`
+	Answer struct {
+		Channel string `json:"channel"`
+		Kind    string `json:"kind"`
+		App     string `json:"app"`
+	} `json:"answer"`
+}
+
+// spyJS is a later script that tries every way it knows to obtain the
+// private channel's port or read what crosses it: listeners in both phases
+// and as onmessage, a wrapped addEventListener, patched MessageEvent and
+// MessagePort prototypes, and setters on Object.prototype for the members
+// replies are made of. window.__spy() reports what it got.
+const spyJS = `(() => {
+  const got = { connects: 0, ports: 0, replies: [], requests: 0 };
+  const look = (e) => {
+    const d = e.data;
+    if (d && d.kind === "connect") got.connects++;
+    if (e.ports && e.ports.length) got.ports += e.ports.length;
+  };
+  addEventListener("message", look, true);
+  addEventListener("message", look);
+  window.onmessage = look;
+  const add = EventTarget.prototype.addEventListener;
+  EventTarget.prototype.addEventListener = function (type, fn, opts) {
+    if (this instanceof MessagePort) got.ports++;
+    return add.call(this, type, fn, opts);
+  };
+  const portsOf = Object.getOwnPropertyDescriptor(MessageEvent.prototype, "ports").get;
+  Object.defineProperty(MessageEvent.prototype, "ports", { configurable: true, get() {
+    const p = portsOf.call(this);
+    got.ports += p.length;
+    return p;
+  } });
+  const dataOf = Object.getOwnPropertyDescriptor(MessageEvent.prototype, "data").get;
+  Object.defineProperty(MessageEvent.prototype, "data", { configurable: true, get() {
+    const d = dataOf.call(this);
+    if (this.target instanceof MessagePort && d && d.kind === "request") got.requests++;
+    return d;
+  } });
+  const post = MessagePort.prototype.postMessage;
+  MessagePort.prototype.postMessage = function (m, ...rest) {
+    got.ports++;
+    got.replies.push(JSON.stringify(m));
+    return post.call(this, m, ...rest);
+  };
+  for (const name of ["start", "close"]) {
+    const f = MessagePort.prototype[name];
+    MessagePort.prototype[name] = function () { got.ports++; return f.call(this); };
+  }
+  const onmsg = Object.getOwnPropertyDescriptor(MessagePort.prototype, "onmessage");
+  Object.defineProperty(MessagePort.prototype, "onmessage", { configurable: true, get: onmsg.get,
+    set(fn) { got.ports++; return onmsg.set.call(this, fn); } });
+  Event.prototype.stopImmediatePropagation = function () {};
+  for (const name of ["envelope", "channel", "kind", "app", "capabilities"]) {
+    Object.defineProperty(Object.prototype, name, { configurable: true, set(v) {
+      got.replies.push(name + "=" + JSON.stringify(v));
+      Object.defineProperty(this, name, { value: v, writable: true, enumerable: true, configurable: true });
+    } });
+  }
+  Object.defineProperty(Array.prototype, "0", { configurable: true, set(v) {
+    if (v instanceof MessagePort) got.ports++;
+    Object.defineProperty(this, "0", { value: v, writable: true, enumerable: true, configurable: true });
+  } });
+  window.__spy = () => got;
+  return true;
+})()`
+
+// TestLaterScriptPrivateChannel: a later script can neither receive the
+// connect message nor its port, nor read or forge what crosses the channel.
+func TestLaterScriptPrivateChannel(t *testing.T) {
+	p := openTestPage(t)
+	secret := randomHex(t, 16)
+	setup(t, p, map[string]any{"credential": "cred-" + secret})
+	evalPage[bool](t, p, spyJS)
+
+	a := evalAgent[connectAnswer](t, p, `agent.connect(`+js("cred-"+secret)+`, {app: "orders"})`)
+	if a.Answer.Kind != "connected" {
+		t.Fatalf("answer %+v, want connected", a.Answer)
+	}
+	d := evalAgent[reply](t, p, `agent.portRequest(`+js(a.Handle)+`, `+js(describeEnv(t, nil))+`)`).description(t)
+	if len(d.Capabilities) != 3 {
+		t.Errorf("describe over the port lists %d capabilities", len(d.Capabilities))
+	}
+	env := invokeEnv(t, "update_note@order", map[string]any{"record": "T-2", "note": "private " + secret})
+	r := evalAgent[reply](t, p, `agent.portRequest(`+js(a.Handle)+`, `+js(env)+`)`)
+	if res := r.result(t); res["error"] != nil {
+		t.Fatalf("invoke over the port: %s", r)
+	}
+	type spy struct {
+		Connects int      `json:"connects"`
+		Ports    int      `json:"ports"`
+		Replies  []string `json:"replies"`
+		Requests int      `json:"requests"`
+	}
+	got := evalPage[spy](t, p, `window.__spy()`)
+	if got.Connects != 0 || got.Ports != 0 || got.Requests != 0 {
+		t.Errorf("the later script saw %d connect messages, %d ports, %d private requests", got.Connects, got.Ports, got.Requests)
+	}
+	for _, s := range got.Replies {
+		if strings.Contains(s, secret) || strings.Contains(s, "capabilities") || strings.Contains(s, "envelope") {
+			t.Errorf("the later script read a private reply: %s", brief(s))
+		}
+	}
+	if len(got.Replies) != 0 {
+		t.Errorf("the later script captured %d values from the channel: %s", len(got.Replies), brief(strings.Join(got.Replies, " | ")))
+	}
+}
+
+// TestLaterScriptCannotRunTwice: a later script copies every request it
+// sees on the window and posts it again. With replay protection the copy is
+// refused and the executor runs once.
+func TestLaterScriptCannotRunTwice(t *testing.T) {
+	p := openTestPage(t)
+	setup(t, p, map[string]any{"replay": true})
+	evalPage[bool](t, p, `(() => { const copied = new Set(); addEventListener("message", (e) => {
+		const d = e.data;
+		const env = d && d.kind === "request" ? d.envelope : d && d.method === "invoke" && !("ok" in d) ? d : null;
+		if (!env || copied.has(env.id)) return;
+		copied.add(env.id);
+		postMessage(JSON.parse(JSON.stringify(d)), location.origin);
+	}); window.__copied = () => copied.size; return true; })()`)
+	calls := pageCalls(t, p)
+	env := invokeEnv(t, "update_note@order", map[string]any{"record": "T-3", "note": "once"})
+	if r := send(t, p, env); r.result(t)["error"] != nil {
+		t.Fatalf("invoke: %s", r)
+	}
+	b := invokeEnv(t, "update_note@order", map[string]any{"record": "T-3", "note": "once, bare"})
+	if r := evalAgent[envelope](t, p, `agent.bareRequest(`+js(b)+`)`); !r.OK {
+		t.Fatalf("bare invoke: %+v", r)
+	}
+	p.sleep(t, settle)
+	if got := pageCalls(t, p) - calls; got != 2 {
+		t.Errorf("two invokes ran the executor %d times", got)
+	}
+	if n := evalPage[int](t, p, `window.__copied()`); n < 2 {
+		t.Errorf("the later script copied %d requests: it did not attack", n)
+	}
+}
+
+// TestPrivateChannelSlots: channels are freed on close, when the client
+// goes away without a word (after the idle time), and never more than the
+// per-origin bound are held; 1,000 connect/close rounds leave none held.
+func TestPrivateChannelSlots(t *testing.T) {
+	p := openTestPage(t)
+	channels := func() int { return evalPage[int](t, p, `window.__e2e.channels()`) }
+
+	t.Run("1000 rounds", func(t *testing.T) {
+		setup(t, p, map[string]any{"credential": "cred-rounds"})
+		kinds := evalAgent[map[string]int](t, p, `agent.rounds(1000, "cred-rounds")`)
+		if kinds["connected"] != 1000 {
+			t.Errorf("answers %v, want 1000 connected", kinds)
+		}
+		waitPage(t, p, `window.__e2e.channels() === 0`)
+	})
+
+	t.Run("per origin", func(t *testing.T) {
+		setup(t, p, map[string]any{"maxChannelsPerOrigin": 4})
+		var open []string
+		for i := 0; i < 4; i++ {
+			a := evalAgent[connectAnswer](t, p, `agent.connect()`)
+			if a.Answer.Kind != "connected" {
+				t.Fatalf("channel %d: %+v", i, a.Answer)
+			}
+			open = append(open, a.Handle)
+		}
+		if a := evalAgent[connectAnswer](t, p, `agent.connect()`); a.Answer.Kind != "refused" {
+			t.Errorf("a fifth channel from one origin: %+v, want refused", a.Answer)
+		}
+		if n := channels(); n != 4 {
+			t.Errorf("%d channels held, want 4", n)
+		}
+		evalAgent[bool](t, p, `(agent.closePort(`+js(open[0])+`), true)`)
+		waitPage(t, p, `window.__e2e.channels() === 3`)
+		if a := evalAgent[connectAnswer](t, p, `agent.connect()`); a.Answer.Kind != "connected" {
+			t.Errorf("after one closed: %+v, want connected", a.Answer)
+		}
+	})
+
+	t.Run("client gone without a word", func(t *testing.T) {
+		setup(t, p, map[string]any{"channelIdleMs": 300})
+		// As many as one origin may hold; the idle time frees them all.
+		kinds := evalAgent[map[string]int](t, p, `agent.rounds(16, undefined, {say: false})`)
+		if kinds["connected"] != 16 {
+			t.Errorf("answers %v", kinds)
+		}
+		waitPage(t, p, `window.__e2e.channels() === 0`)
+		if a := evalAgent[connectAnswer](t, p, `agent.connect()`); a.Answer.Kind != "connected" {
+			t.Errorf("after the idle time: %+v, want connected", a.Answer)
+		}
+	})
+
+	t.Run("idle", func(t *testing.T) {
+		setup(t, p, map[string]any{"channelIdleMs": 300})
+		a := evalAgent[connectAnswer](t, p, `agent.connect()`)
+		if a.Answer.Kind != "connected" {
+			t.Fatalf("%+v", a.Answer)
+		}
+		// A request keeps it open; then it idles out and says so.
+		if r := evalAgent[reply](t, p, `agent.portRequest(`+js(a.Handle)+`, `+js(describeEnv(t, map[string]any{"limit": 0}))+`)`); !r.Envelope.OK {
+			t.Fatalf("describe: %s", r)
+		}
+		waitPage(t, p, `window.__e2e.channels() === 0`)
+		type msg struct {
+			Kind string `json:"kind"`
+		}
+		log := evalAgent[[]msg](t, p, `agent.portLog(`+js(a.Handle)+`)`)
+		if len(log) == 0 || log[len(log)-1].Kind != "closed" {
+			t.Errorf("port log %+v, want it to end with closed", log)
+		}
+	})
+}
+
+// TestBareEnvelopes: a client that speaks only spec 03's envelopes gets
+// bare replies, on the window and on a private channel, with every check.
+func TestBareEnvelopes(t *testing.T) {
+	p := openTestPage(t)
+	setup(t, p, map[string]any{"replay": true})
+
+	t.Run("window", func(t *testing.T) {
+		env := describeEnv(t, map[string]any{"limit": 1})
+		r := evalAgent[envelope](t, p, `agent.bareRequest(`+js(env)+`)`)
+		if !r.OK || r.ID != env["id"] || r.Protocol != surface.Protocol {
+			t.Fatalf("bare describe: %+v", r)
+		}
+		type seen struct {
+			Data       map[string]any `json:"data"`
+			Origin     string         `json:"origin"`
+			FromWindow bool           `json:"fromWindow"`
+		}
+		all := evalAgent[[]seen](t, p, `agent.bareReplies()`)
+		last := all[len(all)-1]
+		if _, wrapped := last.Data["channel"]; wrapped || last.Origin != siteURL || !last.FromWindow {
+			t.Errorf("bare reply %v from %s (window %v), want an unwrapped envelope from %s", brief(js(last.Data)), last.Origin, last.FromWindow, siteURL)
+		}
+		bad := describeEnv(t, nil)
+		bad["protocol"] = "pling.surface/0.2"
+		if r := evalAgent[envelope](t, p, `agent.bareRequest(`+js(bad)+`)`); r.OK || r.Error == nil || r.Error.Code != surface.CodeProtocolVersionUnsupported {
+			t.Errorf("bare request of another version: %+v", r)
+		}
+		odd := describeEnv(t, nil)
+		odd["session"] = map[string]any{"sessionId": "ses_forged"}
+		if r := evalAgent[envelope](t, p, `agent.bareRequest(`+js(odd)+`)`); r.OK || r.Error == nil || r.Error.Code != surface.CodeInvalidRequest {
+			t.Errorf("bare request carrying a session: %+v", r)
+		}
+		inv := invokeEnv(t, "update_note@order", map[string]any{"record": "T-1", "note": "bare"})
+		if r := evalAgent[envelope](t, p, `agent.bareRequest(`+js(inv)+`)`); !r.OK {
+			t.Fatalf("bare invoke: %+v", r)
+		}
+		if r := evalAgent[envelope](t, p, `agent.bareRequest(`+js(inv)+`)`); r.OK || r.Error == nil || r.Error.Code != surface.CodeReplayDetected {
+			t.Errorf("bare invoke sent again: %+v, want REPLAY_DETECTED", r)
+		}
+		if got := pageNote(t, p, "T-1"); got != "bare" {
+			t.Errorf("T-1 shows %q", got)
+		}
+	})
+
+	t.Run("private channel", func(t *testing.T) {
+		a := evalAgent[connectAnswer](t, p, `agent.connect()`)
+		if a.Answer.Kind != "connected" {
+			t.Fatalf("%+v", a.Answer)
+		}
+		env := describeEnv(t, map[string]any{"limit": 0})
+		r := evalAgent[map[string]any](t, p, `agent.portBare(`+js(a.Handle)+`, `+js(env)+`)`)
+		if r["ok"] != true || r["id"] != env["id"] || r["channel"] != nil || r["envelope"] != nil {
+			t.Errorf("bare reply on the port: %s", brief(js(r)))
+		}
+		n := len(evalAgent[[]any](t, p, `agent.bareReplies()`))
+		inv := invokeEnv(t, "update_note@order", map[string]any{"record": "T-2", "note": "bare port"})
+		r = evalAgent[map[string]any](t, p, `agent.portBare(`+js(a.Handle)+`, `+js(inv)+`)`)
+		if r["ok"] != true {
+			t.Errorf("bare invoke on the port: %s", brief(js(r)))
+		}
+		if m := len(evalAgent[[]any](t, p, `agent.bareReplies()`)); m != n {
+			t.Errorf("a port reply also went to the window")
+		}
+	})
+}
+
+// TestWindowRepliesCanBeForged pins what the threat model says about the
+// window transport: a same-window script can stop the real reply and post a
+// forged one, and the client cannot tell. Over the private channel it cannot.
+func TestWindowRepliesCanBeForged(t *testing.T) {
+	p := openTestPage(t)
+	setup(t, p, map[string]any{"execute": "slow"})
+	// The script answers every request it sees at once, before the page's
+	// executor (which asks its backend) can.
+	evalPage[bool](t, p, `(() => { addEventListener("message", (e) => {
+		const d = e.data;
+		if (!d || d.kind !== "request" || !d.envelope) return;
+		postMessage({ channel: "pling.surface", kind: "response", app: "orders",
+			envelope: { protocol: d.envelope.protocol, id: d.envelope.id, ok: true, result: { forged: true } } }, location.origin);
+	}); return true; })()`)
+	env := invokeEnv(t, "orders.search", map[string]any{"query": "zzz"})
+	if res := send(t, p, env).result(t); res["forged"] != true {
+		t.Errorf("over the window the agent got %v: the forgery the threat model describes did not happen, check the test", res)
+	}
+	a := evalAgent[connectAnswer](t, p, `agent.connect()`)
+	env = invokeEnv(t, "orders.search", map[string]any{"query": "zzz"})
+	res := evalAgent[reply](t, p, `agent.portRequest(`+js(a.Handle)+`, `+js(env)+`)`).result(t)
+	if res["forged"] == true || fmt.Sprint(res["matches"]) != "0" {
+		t.Errorf("over the private channel the agent got %v, want the page's own answer", res)
+	}
+}
