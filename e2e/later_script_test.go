@@ -148,7 +148,8 @@ type connectAnswer struct {
 // private channel's port or read what crosses it: listeners in both phases
 // and as onmessage, a wrapped addEventListener, patched MessageEvent and
 // MessagePort prototypes, and setters on Object.prototype for the members
-// replies are made of. window.__spy() reports what it got.
+// replies are made of. window.__spy() reports what it got. (An index setter
+// on Array.prototype makes every call fail closed: TestLaterScriptSession.)
 const spyJS = `(() => {
   const got = { connects: 0, ports: 0, replies: [], requests: 0 };
   const look = (e) => {
@@ -196,10 +197,6 @@ const spyJS = `(() => {
       Object.defineProperty(this, name, { value: v, writable: true, enumerable: true, configurable: true });
     } });
   }
-  Object.defineProperty(Array.prototype, "0", { configurable: true, set(v) {
-    if (v instanceof MessagePort) got.ports++;
-    Object.defineProperty(this, "0", { value: v, writable: true, enumerable: true, configurable: true });
-  } });
   window.__spy = () => got;
   return true;
 })()`
@@ -438,5 +435,39 @@ func TestWindowRepliesCanBeForged(t *testing.T) {
 	res := evalAgent[reply](t, p, `agent.portRequest(`+js(a.Handle)+`, `+js(env)+`)`).result(t)
 	if res["forged"] == true || fmt.Sprint(res["matches"]) != "0" {
 		t.Errorf("over the private channel the agent got %v, want the page's own answer", res)
+	}
+}
+
+// TestPrivateChannelFreedOnNavigation: a page that is left (here a frame
+// that navigates) closes its channels and says so on each port first.
+func TestPrivateChannelFreedOnNavigation(t *testing.T) {
+	p := openTestPage(t)
+	got := evalPage[[]string](t, p, `new Promise((resolve, reject) => {
+		const kinds = [];
+		const f = document.createElement("iframe");
+		f.src = "/e2e/surface.html";
+		document.body.append(f);
+		const timer = setTimeout(() => reject(new Error("no answer: " + JSON.stringify(kinds))), 20000);
+		const start = () => {
+			const w = f.contentWindow;
+			if (!w.__e2e || !w.__e2e.ready) return setTimeout(start, 25);
+			w.__e2e.setup({ allowedOrigins: [location.origin] });
+			const { port1, port2 } = new MessageChannel();
+			port1.onmessage = (e) => {
+				kinds.push(e.data.kind);
+				if (e.data.kind === "connected") {
+					kinds.push("held:" + w.__e2e.channels());
+					f.src = "/e2e/harness.html"; // leave the page
+				} else if (e.data.kind === "closed") {
+					clearTimeout(timer);
+					resolve(kinds);
+				}
+			};
+			w.postMessage({ channel: "pling.surface", kind: "connect", app: "orders" }, location.origin, [port2]);
+		};
+		f.onload = () => { f.onload = null; start(); };
+	})`)
+	if strings.Join(got, ",") != "connected,held:1,closed" {
+		t.Errorf("the channel saw %v, want connected, held 1, then closed when the frame navigated", got)
 	}
 }
