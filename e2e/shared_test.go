@@ -1,0 +1,295 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/redis/go-redis/v9"
+
+	"pling.dev/agent/internal/devserver"
+	"pling.dev/agent/internal/redistest"
+	"pling.dev/agent/redisstate"
+)
+
+// sharedPage opens the shared-limits page with query q in a new tab of
+// parent (the test browser when nil) and waits for its surface.
+func sharedPage(t *testing.T, parent context.Context, base, q string) *tab {
+	t.Helper()
+	if parent == nil {
+		parent = browser
+	}
+	tabCtx, cancelTab := chromedp.NewContext(parent)
+	if err := chromedp.Do(tabCtx); err != nil {
+		cancelTab()
+		t.Fatalf("open tab: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(tabCtx, testTimeout)
+	p := &tab{ctx: ctx}
+	t.Cleanup(func() {
+		cancel()
+		cancelTab()
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		for _, msg := range p.problems {
+			// The backend's refusals (503 with Redis down, 401 without a
+			// login) are answers the tests ask for; Chromium logs them.
+			if strings.HasPrefix(msg, "log (network)") && strings.Contains(msg, "/pling/state") {
+				continue
+			}
+			t.Errorf("page reported: %s", msg)
+		}
+	})
+	if err := chromedp.Listen(tabCtx, p.onEvent); err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/e2e/shared.html?"+q)); err != nil {
+		t.Fatalf("navigate: %v", err)
+	}
+	waitPage(t, p, "window.__sharedReady === true")
+	return p
+}
+
+// uniqueApp names an app no earlier run has used: the browser profile and
+// its IndexedDB live as long as the test binary.
+func uniqueApp(name string) string {
+	return fmt.Sprintf("%s-%d", name, time.Now().UnixNano())
+}
+
+func tally(codes ...[]string) map[string]int {
+	out := map[string]int{}
+	for _, cs := range codes {
+		for _, c := range cs {
+			out[c]++
+		}
+	}
+	return out
+}
+
+// burstAll sends ids(i) from every tab at once and returns each tab's codes.
+func burstAll(t *testing.T, tabs []*tab, ids func(tab int) []string) [][]string {
+	t.Helper()
+	out := make([][]string, len(tabs))
+	var wg sync.WaitGroup
+	for i, p := range tabs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v, err := chromedp.Run(p.ctx, chromedp.Evaluate[[]string](`window.__shared.burst(`+js(ids(i))+`)`, chromedp.EvalAwaitPromise))
+			if err != nil {
+				t.Errorf("tab %d: %v", i, err)
+			}
+			out[i] = v
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+func executedIn(t *testing.T, tabs ...*tab) []string {
+	t.Helper()
+	var all []string
+	for _, p := range tabs {
+		all = append(all, evalPage[[]string](t, p, `window.__shared.executed`)...)
+	}
+	sort.Strings(all)
+	return all
+}
+
+// Three tabs of one origin with shared: "indexeddb" draw on one budget:
+// 30 requests at once against a limit of 10 admit exactly 10.
+func TestSharedIndexedDBOneBudgetAcrossTabs(t *testing.T) {
+	q := "max=10&window=60000&app=" + uniqueApp("budget")
+	tabs := []*tab{sharedPage(t, nil, siteURL, q), sharedPage(t, nil, siteURL, q), sharedPage(t, nil, siteURL, q)}
+	codes := burstAll(t, tabs, func(i int) []string {
+		ids := make([]string, 10)
+		for j := range ids {
+			ids[j] = fmt.Sprintf("t%d-%d", i, j)
+		}
+		return ids
+	})
+	got := tally(codes...)
+	if got["ok"] != 10 || got["RATE_LIMITED"] != 20 {
+		t.Fatalf("answers by code over three tabs: %v, want 10 ok and 20 RATE_LIMITED", got)
+	}
+	if n := len(executedIn(t, tabs...)); n != 10 {
+		t.Fatalf("executions: %d, want 10", n)
+	}
+}
+
+// An invoke, a reload, the same id again: the claim outlived the page.
+func TestSharedIndexedDBReplayAcrossReload(t *testing.T) {
+	q := "max=100&app=" + uniqueApp("reload")
+	p := sharedPage(t, nil, siteURL, q)
+	if got := evalPage[[]string](t, p, `window.__shared.burst(["once"])`); len(got) != 1 || got[0] != "ok" {
+		t.Fatalf("first invoke: %v", got)
+	}
+	before := evalPage[[]string](t, p, `window.__shared.executed`)
+	if err := chromedp.Do(p.ctx, chromedp.Reload()); err != nil {
+		t.Fatal(err)
+	}
+	waitPage(t, p, "window.__sharedReady === true && window.__shared.executed.length === 0")
+	if got := evalPage[[]string](t, p, `window.__shared.burst(["once"])`); len(got) != 1 || got[0] != "REPLAY_DETECTED" {
+		t.Fatalf("the same id after a reload: %v, want REPLAY_DETECTED", got)
+	}
+	after := evalPage[[]string](t, p, `window.__shared.executed`)
+	if len(before)+len(after) != 1 {
+		t.Fatalf("executions: %v before the reload, %v after, want one in all", before, after)
+	}
+}
+
+// Two tabs race one id, 50 times over: each id runs exactly once, and the
+// tab that loses is told REPLAY_DETECTED.
+func TestSharedIndexedDBTwoTabsRace(t *testing.T) {
+	q := "max=1000&app=" + uniqueApp("race")
+	tabs := []*tab{sharedPage(t, nil, siteURL, q), sharedPage(t, nil, siteURL, q)}
+	var codes [2][]string
+	for round := 0; round < 50; round++ {
+		id := fmt.Sprintf("race-%d", round)
+		got := burstAll(t, tabs, func(int) []string { return []string{id} })
+		if tally(got...)["ok"] != 1 || tally(got...)["REPLAY_DETECTED"] != 1 {
+			t.Fatalf("round %d: tab 1 %v, tab 2 %v; want one ok and one REPLAY_DETECTED", round, got[0], got[1])
+		}
+		codes[0] = append(codes[0], got[0]...)
+		codes[1] = append(codes[1], got[1]...)
+	}
+	exec := executedIn(t, tabs...)
+	if len(exec) != 50 {
+		t.Fatalf("executions: %d, want 50", len(exec))
+	}
+	for i := 1; i < len(exec); i++ {
+		if exec[i] == exec[i-1] {
+			t.Fatalf("%s ran twice", exec[i])
+		}
+	}
+	// Both tabs won some rounds, or the race was not a race.
+	t.Logf("rounds won: tab 1 %d, tab 2 %d", tally(codes[0])["ok"], tally(codes[1])["ok"])
+}
+
+// IndexedDB missing, refusing to open, or over quota: every request is
+// refused with the code of the store that failed and nothing runs.
+func TestSharedIndexedDBFailsClosed(t *testing.T) {
+	for _, fail := range []string{"absent", "open", "quota"} {
+		for _, tc := range []struct{ q, code string }{
+			{"max=5", "RATE_LIMIT_UNAVAILABLE"},
+			{"max=0", "REPLAY_GUARD_UNAVAILABLE"},
+		} {
+			t.Run(fail+" "+tc.code, func(t *testing.T) {
+				p := sharedPage(t, nil, siteURL, tc.q+"&fail="+fail+"&app="+uniqueApp("fail"))
+				got := tally(evalPage[[]string](t, p, `window.__shared.burst(["f-1", "f-2", "f-3"])`))
+				if got[tc.code] != 3 {
+					t.Fatalf("answers: %v, want 3 %s", got, tc.code)
+				}
+				if n := len(executedIn(t, p)); n != 0 {
+					t.Fatalf("the executor ran %d times", n)
+				}
+			})
+		}
+	}
+}
+
+// The page's backend on Redis decides for the page (httpLimiter,
+// httpGuard over redisstate.Handler): two browser contexts, each with its
+// own cookie jar, logged in as one session, share one budget and one set
+// of claims.
+func TestSharedHTTPBackendOnRedis(t *testing.T) {
+	srv := redistest.Start(t)
+	rc := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	t.Cleanup(func() { rc.Close() })
+	app := uniqueApp("backend")
+	opts := redisstate.Options{App: app}
+	limiter, err := redisstate.NewLimiter(rc, 8, time.Minute, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	guard, err := redisstate.NewGuard(rc, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state, err := redisstate.Handler(redisstate.HandlerOptions{
+		Limiter: limiter, Guard: guard,
+		Session: func(r *http.Request) (string, bool) {
+			c, err := r.Cookie("sid")
+			if err != nil || c.Value != "user-1-token" {
+				return "", false
+			}
+			return "ses-user-1", true
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	site, _ := filepath.Abs(filepath.Join("..", "build", "site"))
+	mux := http.NewServeMux()
+	mux.Handle("/", devserver.Handler(site))
+	mux.Handle("/e2e/", http.StripPrefix("/e2e", devserver.Handler("testdata")))
+	mux.Handle("/pling/state", state)
+	mux.HandleFunc("/login", func(w http.ResponseWriter, r *http.Request) {
+		http.SetCookie(w, &http.Cookie{Name: "sid", Value: "user-1-token", Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+		http.Redirect(w, r, "/e2e/shared.html?store=http", http.StatusFound)
+	})
+	backend := httptest.NewServer(mux)
+	t.Cleanup(backend.Close)
+
+	var tabs []*tab
+	for i := 0; i < 2; i++ {
+		bctx, cancel := chromedp.NewContext(browser, chromedp.WithNewBrowserContext())
+		t.Cleanup(cancel)
+		p := sharedPage(t, bctx, backend.URL, "store=http")
+		// Log in inside this browser context: its own cookie jar.
+		if err := chromedp.Do(p.ctx, chromedp.Navigate(backend.URL+"/login")); err != nil {
+			t.Fatal(err)
+		}
+		waitPage(t, p, "window.__sharedReady === true")
+		tabs = append(tabs, p)
+	}
+	codes := burstAll(t, tabs, func(i int) []string {
+		ids := make([]string, 10)
+		for j := range ids {
+			ids[j] = fmt.Sprintf("c%d-%d", i, j)
+		}
+		return ids
+	})
+	if got := tally(codes...); got["ok"] != 8 || got["RATE_LIMITED"] != 12 {
+		t.Fatalf("answers by code over two browser contexts: %v, want 8 ok and 12 RATE_LIMITED", got)
+	}
+	if n := len(executedIn(t, tabs...)); n != 8 {
+		t.Fatalf("executions: %d, want 8", n)
+	}
+	// Claims are shared too: an id one context ran is a replay in the
+	// other. The budget is spent, so give it a fresh session's worth.
+	if err := rc.Del(context.Background(), "pling:rl:"+fmt.Sprint(len(app))+":"+app+":ses-user-1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	first := executedIn(t, tabs[0])
+	if len(first) == 0 {
+		first = executedIn(t, tabs[1])
+	}
+	for _, p := range tabs {
+		if got := evalPage[[]string](t, p, `window.__shared.burst([`+js(first[0])+`])`); got[0] != "REPLAY_DETECTED" {
+			t.Fatalf("an id already run, sent again: %v", got)
+		}
+	}
+	// Redis stopped: the backend answers 503 and the page refuses closed.
+	srv.Stop()
+	before := len(executedIn(t, tabs...))
+	if got := tally(evalPage[[]string](t, tabs[0], `window.__shared.burst(["down-1", "down-2"])`)); got["RATE_LIMIT_UNAVAILABLE"] != 2 {
+		t.Fatalf("with Redis down: %v", got)
+	}
+	if n := len(executedIn(t, tabs...)); n != before {
+		t.Fatalf("the executor ran with Redis down")
+	}
+	// Without the login cookie the backend refuses, and so does the page.
+	anon := sharedPage(t, nil, backend.URL, "store=http")
+	if got := tally(evalPage[[]string](t, anon, `window.__shared.burst(["anon-1"])`)); got["RATE_LIMIT_UNAVAILABLE"] != 1 {
+		t.Fatalf("without a session: %v", got)
+	}
+}
