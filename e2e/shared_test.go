@@ -196,6 +196,41 @@ func TestSharedIndexedDBFailsClosed(t *testing.T) {
 	}
 }
 
+// Expired claims and windows are swept by later decisions: the store
+// shrinks back to what is inside a window.
+func TestSharedIndexedDBSweeps(t *testing.T) {
+	p := sharedPage(t, nil, siteURL, "max=1000&window=200&app="+uniqueApp("sweep"))
+	ids := make([]string, 30)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("s-%d", i)
+	}
+	if got := tally(evalPage[[]string](t, p, `window.__shared.burst(`+js(ids)+`)`)); got["ok"] != 30 {
+		t.Fatalf("answers: %v", got)
+	}
+	type count struct{ Total, Expired int }
+	p.sleep(t, 300*time.Millisecond) // the window passes
+	// Decisions of the burst already swept what expired while it ran;
+	// what remains must have expired by now, or the test proves nothing.
+	first := evalPage[float64](t, p, `Date.now()`)
+	for _, store := range []string{"claims", "windows"} {
+		if c := evalPage[count](t, p, fmt.Sprintf(`window.__shared.mine(%q, %f)`, store, first)); c.Expired == 0 || c.Expired != c.Total {
+			t.Fatalf("%s after the window: %+v, want some, all expired", store, c)
+		}
+	}
+	for i := 0; i < 5; i++ { // 5 decisions of each kind sweep up to 40 entries
+		if got := evalPage[[]string](t, p, fmt.Sprintf(`window.__shared.burst(["later-%d"])`, i)); got[0] != "ok" {
+			t.Fatalf("later invoke: %v", got)
+		}
+	}
+	// Every entry that had expired before these decisions is gone (the
+	// later ones may have expired and gone too, on a slow machine).
+	for _, store := range []string{"claims", "windows"} {
+		if c := evalPage[count](t, p, fmt.Sprintf(`window.__shared.mine(%q, %f)`, store, first)); c.Expired != 0 || c.Total > 5 {
+			t.Fatalf("%s after 5 more invokes: %+v, want none expired before them and at most their 5", store, c)
+		}
+	}
+}
+
 // The page's backend on Redis decides for the page (httpLimiter,
 // httpGuard over redisstate.Handler): two browser contexts, each with its
 // own cookie jar, logged in as one session, share one budget and one set
