@@ -37,6 +37,13 @@ extension:
 	cp js/client/pling-client.js js/client/pling-client.d.ts $(BUILD)/extension/
 	node js/client/classic.mjs js/client/pling-client.js > $(BUILD)/extension/pling-client.classic.js
 
+.PHONY: screenshots
+
+## screenshots: the README's pictures (docs/img/demo.png, docs/img/extension-panel.png),
+## taken in headless Chromium from the current site and extension.
+screenshots: site extension chromium
+	$(GO) run ./internal/screenshots -site $(SITE) -extension $(BUILD)/extension -out docs/img
+
 ## test: every test that exists: native (the wasip1 build under wazero included),
 ## GOOS=js under Node, and headless Chromium.
 test: test-native test-js test-client test-e2e
