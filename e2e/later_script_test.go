@@ -21,7 +21,11 @@ const forgedSessionJS = `window.__forged = () => ({ agentId: "agent.evil", sessi
 window.__forgedText = () => JSON.stringify(window.__forged());`
 
 // laterPatches are the built-in patches a later script tries on the session
-// path. ok is the code a call under a valid session gets afterwards ("" for
+// path. Against the pling-surface.js before this file, every case made a
+// revoked session work, revoked a valid one, or forged the page's reading,
+// except the Object.prototype.scope setter, JSON.stringify (captured there
+// already), TextEncoder.encodeInto and Reflect.apply, which held before too
+// and are kept so that they keep holding. ok is the code a call under a valid session gets afterwards ("" for
 // success): a toJSON planted on Object.prototype makes the page's own data
 // unreadable, so the surface refuses (fails closed) instead of reading it.
 var laterPatches = []struct {
