@@ -70,6 +70,7 @@ func TestExtensionHostilePageText(t *testing.T) {
 		PageTexts  int      `json:"pageTexts"`
 		Feedback   string   `json:"feedback"`
 		ApproveBtn string   `json:"approveBtn"`
+		Signals    int      `json:"signals"`
 	}
 	v := evalPage[view](t, panel, `(() => {
 		const caps = [...document.querySelectorAll('[data-testid="ext-capabilities"] button')];
@@ -85,6 +86,7 @@ func TestExtensionHostilePageText(t *testing.T) {
 			pageTexts: texts.length,
 			feedback: document.querySelector('[data-testid="ext-feedback"]').textContent,
 			approveBtn: approve.textContent,
+			signals: document.querySelectorAll('[data-testid="ext-status"] .page-text, [data-testid="ext-outcome-title"] .page-text, [data-testid="ext-transport"] .page-text').length,
 		};
 	})()`)
 	if v.RLOText != "view_order⟨U+202E⟩eteled_lla" {
@@ -104,6 +106,9 @@ func TestExtensionHostilePageText(t *testing.T) {
 	}
 	if !strings.Contains(v.Claim, "in the page's words") || !strings.Contains(v.Claim, "verified by Pling") || !strings.Contains(v.Claim, "⟨U+2066⟩") {
 		t.Errorf("the page's own effect and approval words are shown as %q", v.Claim)
+	}
+	if v.Signals != 0 {
+		t.Errorf("%d page texts inside the panel's status, outcome title or transport", v.Signals)
 	}
 	if !strings.Contains(v.Feedback, "⟨U+202E⟩") {
 		t.Errorf("feedback shown as %q", v.Feedback)
@@ -137,6 +142,13 @@ func TestExtensionHostileBounds(t *testing.T) {
 		}
 		if got := panelOutcome(t, panel); !strings.Contains(got.Text, "1048576 bytes") {
 			t.Errorf("the refusal does not name the bound: %+v", got)
+		}
+	})
+
+	t.Run("an enum of 1,000,000 values: the reply is over the byte bound", func(t *testing.T) {
+		_, panel := open(t, "enum", 1000000)
+		if state, code, text := status(t, panel); state != "error" || code != "REPLY_OUT_OF_BOUNDS" {
+			t.Fatalf("status %s %s %q", state, code, text)
 		}
 	})
 
@@ -312,9 +324,9 @@ func TestExtensionDraftsStayWithTheirOrigin(t *testing.T) {
 	if _, text := panelStatus(t, panel); !strings.Contains(text, "Press the Pling button") {
 		t.Errorf("status %q", text)
 	}
-	// The person grants the new page; the call would go to its origin.
+	// The person grants the new page (the panel reads it at once); the call
+	// would go to its origin.
 	b.pressAction(t, second, true)
-	click(t, panel, "ext-describe")
 	waitConnected(t, panel)
 	if o := evalPage[string](t, panel, `document.querySelector('[data-testid="ext-invoke-origin"] code').textContent`); o != other {
 		t.Errorf("Invoke sends to %q, want %q", o, other)

@@ -303,8 +303,8 @@ func TestExtension(t *testing.T) {
 	waitConnected(t, panel)
 
 	t.Run("lists the capabilities", func(t *testing.T) {
-		if _, text := panelStatus(t, panel); !strings.Contains(text, "orders") {
-			t.Errorf("status %q: want the orders surface", text)
+		if app := evalPage[string](t, panel, `document.querySelector('[data-testid="ext-app-name"]').textContent`); !strings.Contains(app, "orders") {
+			t.Errorf("app shown as %q: want the orders surface", app)
 		}
 		// The demo offers a private channel, and the panel uses it by default.
 		if tr := evalPage[string](t, panel, `document.querySelector('[data-testid="ext-transport"]').dataset.transport`); tr != "port" {
@@ -547,7 +547,7 @@ func chooseApp(t testing.TB, panel *tab, app string) {
 		return s.value === `+js(app)+`;
 	})()`)
 	waitPage(t, panel, `document.querySelector('[data-testid="ext-status"]').dataset.state === "connected" &&
-		document.querySelector('[data-testid="ext-status"]').textContent.includes(`+js(app)+`)`)
+		document.querySelector('[data-testid="ext-app-name"]').textContent.includes(`+js(app)+`)`)
 }
 
 // TestExtensionTwoSurfaces uses the extension on a page with two

@@ -120,6 +120,7 @@ const state = {
   documentId: null, // the document the content script was injected into
   origin: null, // that document's origin: where the next call goes
   app: null, // the application chosen on the page
+  appName: null, // the app the surface said it is, as the page's words
   description: null, // the last description shown
   transport: null, // how the last answer came: "port" or "window"
   stale: false, // the page navigated since the description was read
@@ -153,6 +154,7 @@ function withDeadline(p, ms, onLate) {
 // where the person gave the extension this tab with the toolbar button
 // (activeTab): the extension holds no standing access to any site.
 async function attach() {
+  const gen = state.generation;
   let results;
   try {
     results = await withDeadline(
@@ -167,6 +169,8 @@ async function attach() {
       message: "The extension may not read this page. Press the Pling button in the toolbar while this tab is shown to let it; browser pages and the web store cannot be read at all.",
     });
   }
+  // The tab navigated while the script went in: that document is gone.
+  if (gen !== state.generation) throw new PanelError({ code: "PAGE_GONE", message: "The page navigated while the extension started on it." });
   const r = results && results[0];
   if (!r || !r.result || typeof r.result.origin !== "string") throw new PanelError({ code: "NOT_SCRIPTABLE", message: "The extension could not start on this page." });
   state.documentId = r.documentId ?? null;
@@ -289,7 +293,7 @@ async function describe(gen = state.generation) {
   if (outcome.kind !== "success") {
     // What was shown stays (the page refused to describe itself, it did not
     // go away); a call from it is checked by the page again.
-    setStatus("error", `The surface's description cannot be used: ${outcome.error.code}`, outcome.error.code);
+    setStatus("error", "The page's surface did not describe itself; its answer is under Result.", outcome.error.code);
     showOutcome(outcome);
     return;
   }
@@ -306,10 +310,10 @@ async function describe(gen = state.generation) {
   const list = (c.records ?? []).slice(0, RECORDS_PER_PAGE);
   const total = Number.isInteger(c.recordsTotal) ? c.recordsTotal : list.length;
   state.records = { offset: 0, list, total, nextOffset: list.length < total ? list.length : null };
-  const name = answer.app === null ? "the page's surface" : null;
-  const s = $("ext-status");
-  setStatus("connected", "");
-  s.append("Connected to ", name ?? pageText(answer.app, 60), ".");
+  // The status is the panel's own signal: the app's name, the page's
+  // words, goes in the summary beside it.
+  state.appName = answer.app;
+  setStatus("connected", "Connected to the page's agent surface.");
   try {
     renderDescription();
   } catch (err) {
@@ -371,10 +375,13 @@ function clearDescription() {
 function renderDescription() {
   const d = state.description;
   const c = d.context;
-  $("ext-summary").textContent = [
-    `${d.capabilities.length} ${d.capabilities.length === 1 ? "capability" : "capabilities"}`,
-    `${Number.isInteger(c.recordsTotal) ? c.recordsTotal : (c.records ?? []).length} records`,
-  ].join(" · ");
+  $("ext-summary").replaceChildren(
+    state.appName === null ? "" : el("span", { "data-testid": "ext-app-name" }, "App ", pageCode(state.appName, 60), " · "),
+    [
+      `${d.capabilities.length} ${d.capabilities.length === 1 ? "capability" : "capabilities"}`,
+      `${Number.isInteger(c.recordsTotal) ? c.recordsTotal : (c.records ?? []).length} records`,
+    ].join(" · "),
+  );
   if (state.selected && !findCapability(d, state.selected)) state.selected = null;
   renderCapabilities(d.capabilities);
   renderCall();
@@ -719,10 +726,13 @@ function showOutcome(outcome) {
     lines.push(t ? el("span", {}, "The page says: ", pageText(t, TEXT.short)) : "The capability ran.");
   }
   if (outcome.forgeable) lines.push(el("span", { class: "forgeable", "data-testid": "ext-forgeable" }, "This answer came over the page window: another script on the page could have forged it."));
+  else if (outcome.transport === "port") lines.push(el("span", { class: "via" }, "Came on the private channel, which only this extension reads."));
   box.dataset.outcome = kind;
   box.dataset.code = code ?? "";
   box.dataset.transport = outcome.transport ?? "";
-  box.replaceChildren(el("strong", { "data-testid": "ext-outcome-title" }, title, code ? " · " : "", code ? pageCode(code, 60) : ""), ...lines.map((l) => el("div", {}, l)));
+  // The title is the panel's; the page's code follows on a line of its own.
+  if (code) lines.unshift(el("span", {}, "Code, in the page's words: ", pageCode(code, 60)));
+  box.replaceChildren(el("strong", { "data-testid": "ext-outcome-title" }, title), ...lines.map((l) => el("div", {}, l)));
   $("ext-response").replaceChildren(outcome.envelope ? pageText(safeJSON(outcome.envelope, BOUNDS.stateChars, 2), BOUNDS.stateChars, "span") : "(not kept)");
   showAfter(outcome.after);
 }
@@ -891,6 +901,12 @@ async function main() {
       if (windowId === state.windowId) follow(tabId);
     });
   }
+  // The person pressed the toolbar button on this panel's tab: the
+  // extension may read it now.
+  chrome.runtime.onMessage.addListener((msg, sender) => {
+    if (sender.id !== chrome.runtime.id || sender.tab || !msg || msg.type !== "pling.granted" || msg.tabId !== state.tabId) return;
+    if ($("ext-status").dataset.state === "not-scriptable") refresh();
+  });
   // The content script reports a surface that closed its channel.
   chrome.runtime.onMessage.addListener((msg, sender) => {
     if (sender.id !== chrome.runtime.id || !sender.tab || sender.tab.id !== state.tabId || !msg || msg.type !== "pling.ended") return;
