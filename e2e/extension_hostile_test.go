@@ -356,6 +356,25 @@ func (b *extensionBrowser) attachTarget(t *testing.T, id target.ID) *tab {
 	return p
 }
 
+// attachURL drives the one page target showing url.
+func (b *extensionBrowser) attachURL(t *testing.T, url string) *tab {
+	t.Helper()
+	res, err := chromedp.CallBrowser(b.ctx, target.GetTargets, target.GetTargetsParams{Filter: target.Filter{{Type: "page"}}})
+	if err != nil {
+		t.Fatalf("targets: %v", err)
+	}
+	var found []target.ID
+	for _, ti := range res.TargetInfos {
+		if ti.URL == url {
+			found = append(found, ti.TargetID)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("want one page showing %s, found %d", url, len(found))
+	}
+	return b.attachTarget(t, found[0])
+}
+
 // TestExtensionSidePanelFollowsItsWindow: the side panel shows the active
 // tab of its own window. A second window taking focus changes nothing; a
 // tab opened in its own window that the person has not granted is named as
@@ -372,6 +391,9 @@ func TestExtensionSidePanelFollowsItsWindow(t *testing.T) {
 	other := hostilePage(foreignURLs["cross-site"], "plain", 0)
 	evalPage[bool](t, side, `chrome.windows.create({ url: `+js(other)+`, focused: true }).then(() => true)`)
 	time.Sleep(2 * time.Second) // what a panel following the focus would do, it does by now
+	if n := evalPage[int](t, b.attachURL(t, other), `window.__hostile.describe`); n != 0 {
+		t.Errorf("the side panel asked the other window's page to describe itself %d times", n)
+	}
 	if state, text := panelStatus(t, side); state != "connected" {
 		t.Errorf("after another window took focus the side panel shows %s %q", state, text)
 	}
