@@ -105,6 +105,7 @@ fuzz:
 	$(GO) test -run=NONE -fuzz='^FuzzParseActions$$' -fuzztime=$(FUZZTIME) ./surface/
 	$(GO) test -run=NONE -fuzz='^FuzzPlainResult$$' -fuzztime=$(FUZZTIME) ./surface/
 	$(GO) test -run=NONE -fuzz='^FuzzParseResponse$$' -fuzztime=$(FUZZTIME) ./client/
+	$(GO) test -run=NONE -fuzz='^FuzzHandler$$' -fuzztime=$(FUZZTIME) ./redisstate/
 
 BENCH := $(BUILD)/bench
 .PHONY: bench-profile bench-boundary bench-brotli bench-site
@@ -112,9 +113,11 @@ BENCH := $(BUILD)/bench
 ## bench: the kernel micro-benchmarks natively and under GOOS=js (Node), then
 ## one cross-origin-isolated headless Chromium run of every target against
 ## its baseline. Prints the table and writes build/bench/latest.md; exits
-## non-zero only when a measurement could not be taken. See bench/README.md.
-bench: chromium bench-brotli bench-site
+## non-zero only when a measurement could not be taken. Then what shared
+## limits cost (build/bench/shared.md). See bench/README.md.
+bench: chromium redis bench-brotli bench-site site
 	$(GO) run ./bench -dir $(BENCH)
+	$(GO) run ./bench/shared -dir $(BENCH) -site $(SITE)
 
 ## bench-profile: the browser benchmarks once more with Chromium's CPU
 ## profiler on, over a surface.wasm that keeps its function names.
