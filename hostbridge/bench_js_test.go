@@ -47,28 +47,32 @@ func (g *goRegistry) View(_ context.Context, q surface.ViewQuery) (*surface.View
 const benchReq = `{"protocol":"pling.surface/0.1","id":"b","method":"describe","input":{"limit":8}}`
 
 // BenchmarkDescribe separates the kernel's own cost (kernel-only) from the
-// boundary: bridge calls Handle directly, bridge-via-js-promise goes through
-// the instance object and a Promise as a page does.
+// boundary: bridge calls the export with a reply function answered within
+// the call, bridge-via-js-promise waits for a Promise of the answer.
 //
 //	GOOS=js GOARCH=wasm go test -run=NONE -bench=. -exec="$(go env GOROOT)/lib/wasm/go_js_wasm_exec" ./hostbridge/
 func BenchmarkDescribe(b *testing.B) {
 	fx(b)
 	h := js.Global().Call("eval", benchHost)
-	s, err := New(h, Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	// Each run warms up first: the first describe compiles 50 schemas.
+	inst := create(b, h, Config{})
+	// The answer of a host that answers at once comes within the call.
+	var last js.Value
+	reply := js.FuncOf(func(_ js.Value, args []js.Value) any {
+		last = args[0]
+		return nil
+	})
+	defer reply.Release()
 	b.Run("bridge", func(b *testing.B) {
-		s.Handle(context.Background(), []byte(benchReq), js.Undefined())
+		inst.Call("handle", benchReq, js.Undefined(), reply)
+		if !strings.Contains(last.String(), `"ok":true`) {
+			b.Fatalf("handle: %s", last.String())
+		}
 		b.ReportAllocs()
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
-			s.Handle(context.Background(), []byte(benchReq), js.Undefined())
+			inst.Call("handle", benchReq, js.Undefined(), reply)
 		}
 	})
-	inst := s.export() // once: closing it closes s
-	defer inst.Call("close")
 	b.Run("bridge-via-js-promise", func(b *testing.B) {
 		b.ReportAllocs()
 		b.ResetTimer()

@@ -19,12 +19,7 @@ func BenchmarkPagePath(b *testing.B) {
 	fx(b)
 	h := js.Global().Call("eval", "(() => { const h = "+benchHost+`;
 	  h.execute = () => '{"ok":true}'; return h; })()`)
-	s, err := New(h, Config{Replay: &ReplayConfig{WindowMs: 1000}, RateLimit: &RateLimitConfig{MaxRequests: 1_000_000, WindowMs: 1000}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	inst := s.export()
-	defer inst.Call("close")
+	inst := create(b, h, Config{Replay: &ReplayConfig{WindowMs: 1000}, RateLimit: &RateLimitConfig{MaxRequests: 1_000_000, WindowMs: 1000}})
 	var last string
 	keep := false // copy the answer into Go only when checking it
 	done := make(chan struct{}, 1)

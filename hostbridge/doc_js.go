@@ -5,8 +5,8 @@
 //
 //	rt := hostbridge.NewRuntime()            // {protocol, create, stats}
 //	js.Global().Set("__plingSurfaceRuntime", rt)
-//	// JS: const inst = rt.create(host, configJSON)
-//	//     const replyJSON = await inst.handle(requestJSON)
+//	// JS: const inst = rt.create(host, configJSON) // { slot, ... }
+//	//     exports.pling_handle(inst.slot, n, token, flags) // reply via host.reply
 //
 // The host object is written by the JS runtime (js/pling-surface.js), which
 // adapts a page's options to it. Every value that carries data crosses the
@@ -22,45 +22,41 @@
 //	expose(idsJSON)                   JSON text of one boolean per id (optional)
 //	allow(key, nowMs)                 {allowed, retryAfterMs}, or a Promise of it (optional)
 //	claim(sessionID, requestID, windowMs) "claimed" | "replayed", or a Promise of it (optional)
-//	audit(eventJSON)                  anything, or a Promise (optional)
+//	audit(eventJSON)                  anything (optional); a Promise is the host's to watch
 //	auditError(reason, message, eventJSON) anything (optional)
-//	io, entryIO                       two Uint8Arrays of one length (optional): the lane
-//	reply(token, text, capsId?, capsText?)  (optional, with a lane) answers calls that
-//	                                  came through the module's exports (see step_js.go)
-//	sessionFor(token)                 (optional, with reply) what the session getter of the call
+//	io, entryIO                       two Uint8Arrays of one length: the lane
+//	reply(token, text, capsId?, capsText?)  answers calls that came through the
+//	                                  module's exports (see step_js.go)
+//	sessionFor(token)                 (optional) what the session getter of the call
 //	                                  taken under token answers, as session() does
-//	wait(ticket, kind, promise, limitMs)  (optional) settles a Promise a host function
-//	                                  answered, within limitMs, and gives the outcome to the
-//	                                  pling_answer export once; without it the bridge waits
-//	                                  itself, through its settle callback and a JS timeout
-//	held()                            (with wait) a text too long for entryIO, given to
+//	wait(ticket, kind, promise, limitMs)  settles a Promise a host function answered,
+//	                                  within limitMs, and gives the outcome to the
+//	                                  pling_answer export once
+//	held()                            a text too long for entryIO, given to
 //	                                  pling_answer as -4
 //
-// With a lane, texts cross as UTF-8 copied into those buffers instead of as
-// JS strings: a text parameter may be given as its length in io, a text
-// answer may be its length in io, and instance.handle and the exports may
-// be given the length of a text in entryIO. The JS runtime's
-// host always offers one; see lane_js.go for the convention and why it
-// cannot mix up two calls' bytes.
+// Texts cross as UTF-8 copied into the lane's buffers instead of as JS
+// strings: a text parameter may be given as its length in io, a text answer
+// may be its length in io, and the exports are given the length of a text
+// in entryIO. See lane_js.go for the convention and why it cannot mix up two
+// calls' bytes.
 //
-// A page enters the kernel through functions the module exports
-// (pling_handle, pling_describe, pling_answer), which run the kernel's steps
-// synchronously and call the host's functions from inside the export; a
-// Promise a host function answers is handed to wait, and its outcome comes
-// back through pling_answer. step_js.go has the contract and why. The
-// js.FuncOf methods of an instance (handle, describe), for a runtime bound
-// without its Go object, run the same steps inside the callback.
+// A page enters the kernel only through functions the module exports
+// (pling_handle, pling_describe, pling_answer, pling_close), which run the
+// kernel's steps synchronously and call the host's functions from inside
+// the export; a Promise a host function answers is handed to wait, and its
+// outcome comes back through pling_answer. step_js.go has the contract and
+// why. An instance is a number (its slot) for those exports, nothing to
+// call: the JS runtime binds to the module through its Go object.
 //
 // Rules the bridge keeps at the boundary:
 //
 //   - Nothing is ever waited for on a goroutine: a step that gets a
 //     Promise ends, and the Promise's outcome starts the next one. No
-//     export and no callback parks.
-//   - Every Promise the bridge waits for is wired for both fulfilment and
-//     rejection and is bounded by a time limit. A ticket is answered once;
-//     whatever comes for it later is dropped without a trace. The settle
-//     callbacks are bound copies of one long-lived function, so nothing per
-//     call needs releasing.
+//     export parks.
+//   - Every Promise the bridge waits for goes to the host's wait with a
+//     time limit, under a ticket that pling_answer takes once; whatever
+//     comes for it later is refused. Nothing per call needs releasing.
 //   - Every JS exception and every syscall/js panic becomes an *Error
 //     (see catch), and every entry recovers, so a throwing page or a bad
 //     argument can never stop the Go program.

@@ -14,28 +14,19 @@ type Kind uint8
 const (
 	// KindThrew: a JS function threw.
 	KindThrew Kind = iota + 1
-	// KindRejected: an awaited Promise was rejected.
+	// KindRejected: a Promise the host waited for failed.
 	KindRejected
-	// KindTimeout: an awaited Promise did not settle in time.
-	KindTimeout
-	// KindCancelled: the caller's context ended before the Promise settled.
-	KindCancelled
 	// KindBadValue: the host answered with a value of the wrong type or shape.
 	KindBadValue
 	// KindPanic: Go code panicked while talking to the host.
 	KindPanic
-	// KindClosed: the surface was closed.
-	KindClosed
 )
 
 var kindNames = [...]string{
-	KindThrew:     "threw",
-	KindRejected:  "rejected",
-	KindTimeout:   "timeout",
-	KindCancelled: "cancelled",
-	KindBadValue:  "bad_value",
-	KindPanic:     "panic",
-	KindClosed:    "closed",
+	KindThrew:    "threw",
+	KindRejected: "rejected",
+	KindBadValue: "bad_value",
+	KindPanic:    "panic",
 }
 
 func (k Kind) String() string {

@@ -5,7 +5,6 @@ package hostbridge
 import (
 	"encoding/json"
 	"strings"
-	"sync"
 	"syscall/js"
 	"testing"
 	"time"
@@ -77,7 +76,7 @@ func host(t *testing.T, expr string) js.Value {
 
 var rt js.Value
 
-func theRuntime(t *testing.T) js.Value {
+func theRuntime(t testing.TB) js.Value {
 	t.Helper()
 	if rt.Type() != js.TypeObject {
 		rt = NewRuntime()
@@ -85,23 +84,147 @@ func theRuntime(t *testing.T) js.Value {
 	return rt
 }
 
-// create makes an instance through the JS-facing runtime, as a page would.
-func create(t *testing.T, h js.Value, cfg Config) js.Value {
+// create makes an instance through the JS-facing runtime, as a page would,
+// and answers a test instance that calls it through the module's exports:
+// { handle(request, sessionGetter?, reply?, shared?), describe(input?,
+// reply?), close(), slot, ... } (see harness).
+func create(t testing.TB, h js.Value, cfg Config) js.Value {
 	t.Helper()
 	b, err := json.Marshal(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	inst := theRuntime(t).Call("create", h, string(b))
+	inst := harness(t).Invoke(theRuntime(t), h, string(b))
 	if e := inst.Get("error"); e.Type() == js.TypeString {
 		t.Fatalf("create: %s", e.String())
 	}
-	t.Cleanup(func() {
-		if inst.Get("close").Type() == js.TypeFunction {
-			inst.Call("close")
-		}
-	})
+	t.Cleanup(func() { inst.Call("close") })
 	return inst
+}
+
+// harnessJS gives a host what the bridge requires of one (a lane, reply,
+// wait and held, sessionFor), unless the test's host brings its own, and
+// wraps the instance in the methods the tests call, each a way through the
+// exports as js/pling-surface.js takes them: handle and describe answer a
+// Promise of the reply text, or, given a reply function, call it once with
+// the texts decoded (reply.raw, when set, gets them as the bridge gave
+// them). A number for a request is the length of one the caller wrote to
+// entryIO. wait settles a Promise within its limit and answers it through
+// pling_answer with the codes of step_js.go.
+const harnessJS = `(exports) => (runtime, h, config) => {
+  const size = 128 * 1024; // past the kernel's request limit, so that the kernel refuses by size
+  const enc = new TextEncoder(), dec = new TextDecoder();
+  const texts = (...ps) => { let at = 0; return ps.map((p) => {
+    if (typeof p !== "number") return p;
+    const s = dec.decode(h.io.subarray(at, at + p)); at += p; return s; }); };
+  if (h.io === undefined) {
+    h.io = new Uint8Array(size); h.entryIO = new Uint8Array(size);
+    // The test's host takes its texts as strings: read the ones the bridge
+    // laid out in io first, as js/pling-surface.js does.
+    for (const name of ["view", "execute", "expose", "audit"]) {
+      const f = h[name];
+      if (typeof f === "function") h[name] = function (...ps) { return f.apply(this, texts(...ps)); };
+    }
+  }
+  const replies = new Map(), sessions = new Map();
+  let token = 0, held;
+  if (h.reply === undefined) h.reply = (tk, ...a) => {
+    const r = replies.get(tk); replies.delete(tk); sessions.delete(tk);
+    if (r !== undefined) r(...a);
+  };
+  if (h.sessionFor === undefined) h.sessionFor = (tk) => { const g = sessions.get(tk); return g === undefined ? undefined : g(); };
+  const toEntry = (text) => {
+    const r = enc.encodeInto(text, h.entryIO);
+    return r.read === text.length ? r.written : undefined;
+  };
+  const code = (kind, v) => {
+    const text = (s) => { if (typeof s !== "string") return -1; const n = toEntry(s); if (n !== undefined) return n; held = s; return -4; };
+    switch (kind) {
+      case 1: return v === null || v === undefined ? -2 : text(v);
+      case 2: {
+        if (v === null || typeof v !== "object" || typeof v.allowed !== "boolean") return -1;
+        if (v.allowed) return v.retryAfterMs === undefined || v.retryAfterMs === 0 ? 0 : -1;
+        return typeof v.retryAfterMs === "number" && v.retryAfterMs > 0 && v.retryAfterMs !== Infinity ? v.retryAfterMs : -1;
+      }
+      case 4: return v === "claimed" ? 1 : v === "replayed" ? 2 : -1;
+      case 3: case 5: return text(v);
+    }
+    return -1;
+  };
+  if (h.wait === undefined) h.wait = (ticket, kind, promise, limitMs) => {
+    let done = false;
+    const give = (c) => { if (done) return; done = true; clearTimeout(timer); exports.pling_answer(ticket, c); };
+    const timer = setTimeout(() => give(kind === 5 ? -3 : -1), limitMs);
+    Promise.resolve(promise).then((v) => give(code(kind, v)), () => give(-1));
+  };
+  if (h.held === undefined) h.held = () => { const s = held; held = undefined; return s; };
+  const inst = runtime.create(h, config);
+  if (inst.error !== undefined) return inst;
+  const call = (enter, reply, decode) => {
+    let resolve, reject;
+    const p = new Promise((a, b) => { resolve = a; reject = b; });
+    const tk = ++token;
+    replies.set(tk, (...a) => {
+      if (reply !== undefined && reply.raw !== undefined) reply.raw(...a);
+      const [out, capsId, capsText] = a;
+      const d = decode ? texts(out, capsText) : [out, capsText];
+      if (reply !== undefined) {
+        if (capsId === undefined) reply(d[0]);
+        else if (capsText === undefined) reply(d[0], capsId);
+        else reply(d[0], capsId, d[1]);
+      }
+      resolve(d[0]);
+    });
+    let r;
+    try { r = enter(tk); } finally { if (r !== 0) { replies.delete(tk); sessions.delete(tk); } }
+    if (r !== 0) reject(new Error("the export refused the call: " + r));
+    if (reply === undefined) return p;
+    p.catch(() => {});
+    return undefined;
+  };
+  return {
+    slot: inst.slot, maxRequestBytes: inst.maxRequestBytes, maxResponseBytes: inst.maxResponseBytes,
+    host: h, exports,
+    handle(request, session, reply, shared) {
+      return call((tk) => {
+        // A number is the length of a request the caller wrote to entryIO.
+        const n = typeof request === "number" ? request : toEntry(String(request));
+        if (typeof session === "function") sessions.set(tk, session);
+        return exports.pling_handle(inst.slot, n === undefined ? -1 : n, tk, (shared === true ? 1 : 0) | (typeof session === "function" ? 2 : 0));
+      }, reply, true);
+    },
+    describe(input, reply) {
+      return call((tk) => {
+        const n = input === undefined || input === null ? -1 : toEntry(String(input));
+        return exports.pling_describe(inst.slot, n === undefined ? -2 : n, tk);
+      }, reply, true);
+    },
+    close() { return exports.pling_close(inst.slot); },
+  };
+}`
+
+var harnessFn js.Value
+
+// goOpts is fromRuntime's options with the Go object running this test
+// binary, as loadSurface passes it.
+func goOpts(t testing.TB) js.Value {
+	t.Helper()
+	harness(t)
+	o := js.Global().Get("Object").New()
+	o.Set("go", js.Global().Get("__plingTestGo"))
+	return o
+}
+
+func harness(t testing.TB) js.Value {
+	t.Helper()
+	if harnessFn.Type() != js.TypeFunction {
+		g := js.Global().Get("__plingTestGo")
+		if g.Type() != js.TypeObject {
+			t.Fatal("no Go object: run the tests with make test-js (hostbridge/testdata/exec_node.js)")
+		}
+		harnessFn = js.Global().Call("eval", harnessJS).Invoke(g.Get("_inst").Get("exports"))
+	}
+	return harnessFn
 }
 
 // wait awaits a JS Promise from the test goroutine (never a callback).
@@ -214,18 +337,6 @@ func baseline(t *testing.T) Stats {
 	theRuntime(t)
 	theEnv()
 	return ReadStats()
-}
-
-// resetEnvForTest makes the next use look the built-ins up again (a test
-// polyfills Promise.withResolvers and wants the other code path). Nothing
-// may be awaiting when it runs.
-func resetEnvForTest() {
-	if env != nil {
-		release(env.settle)
-		release(env.capture)
-	}
-	envOnce = sync.Once{}
-	env = nil
 }
 
 // awaitJS waits for the Promise (or value) p on the calling goroutine,

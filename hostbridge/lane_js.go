@@ -17,25 +17,23 @@ import (
 // as strings, 0.6 µs through the buffers (Node). An invoke makes about ten
 // such crossings.
 //
-// The convention, for hosts that set io:
+// The convention (every host has a lane):
 //
 //   - Text parameters of host functions may be numbers: the lengths of
 //     texts laid out one after another in io from offset 0, in parameter
 //     order. A text that does not fit is passed as a string instead.
 //   - A host function that answers text may answer a number instead: the
 //     length of its answer, written to io from offset 0.
-//   - The JS side calls the bridge (instance.handle, the settle callback)
-//     with a number in place of a text when it wrote that text to entryIO.
+//   - The JS side calls the exports with the length of a text it wrote to
+//     entryIO (a request, a describe input, a settled Promise's text).
 //
 // Each side reads what it was given before doing anything else: the host
 // reads its parameters before running page code (which may call the
-// surface again and reuse io), and the bridge copies an answer out before
-// it can yield to another goroutine. No Go allocation sits between writing
-// and the call, nor between the answer and its copy, so a goroutine switch
-// (which in wasm only happens at such a point) cannot interleave another
-// call's bytes. entryIO is kept apart because the bridge may yield between
-// a call in and reading it; the JS side only writes it when no host
-// function is running, so nothing else writes it meanwhile.
+// surface again and reuse io), an export copies its text out of entryIO
+// before it runs a step, and the bridge copies a host function's answer
+// out of io before it calls anything else. entryIO is kept apart from io
+// so that a call into an export made by page code inside a host function
+// cannot overwrite the texts of the host call in progress.
 type lane struct {
 	io    js.Value // Go -> JS parameters, JS -> Go answers of host calls
 	entry js.Value // JS -> Go texts of calls into the bridge
@@ -74,8 +72,9 @@ func isInstance(v, class js.Value) (ok bool) {
 }
 
 // laneBuffers hold texts on their way into io and answers copied out of
-// it. Each call takes its own, so that no other goroutine can write into it
-// before the caller is done.
+// it. Each call takes its own, so that a nested call (page code calling the
+// surface from a host function) cannot write into it before the caller is
+// done.
 var laneBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // textParams returns the parameters that stand for texts in a host call:
@@ -160,22 +159,6 @@ type answer struct {
 	text string
 	inIO bool
 	v    js.Value
-}
-
-// entryText reads a text handed to the bridge by a call in: with a lane,
-// a number is the length of a text written to entryIO. Anything else, or a
-// length beyond entryIO, is not a text.
-func (l lane) entryText(v js.Value) ([]byte, bool) {
-	if l.size == 0 || v.Type() != js.TypeNumber {
-		return nil, false
-	}
-	n, ok := laneLength(v, l.size)
-	if !ok {
-		return nil, false
-	}
-	b := make([]byte, n)
-	js.CopyBytesToGo(b, l.entry)
-	return b, true
 }
 
 // laneLength reads a number that stands for a text's length in a buffer of

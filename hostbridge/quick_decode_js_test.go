@@ -176,7 +176,7 @@ func TestRuntimeTextsTakeTheQuickPath(t *testing.T) {
 	// A runtime that keeps the texts the bridge is handed: the config, and
 	// the answers of the host's session(), expose() and actions().
 	spy := js.Global().Call("eval", `(rt) => {
-	  const spy = { protocol: rt.protocol, stats: () => rt.stats(), texts: {} };
+	  const spy = { protocol: rt.protocol, entryKey: rt.entryKey, stats: () => rt.stats(), texts: {} };
 	  spy.create = (host, config) => {
 	    spy.texts.config = config;
 	    for (const name of ["session", "expose", "actions"]) {
@@ -194,7 +194,7 @@ func TestRuntimeTextsTakeTheQuickPath(t *testing.T) {
 	  return spy;
 	}`).Invoke(runtime)
 	page := fixture.Call("makePage", 48)
-	api := mod.Call("fromRuntime", spy)
+	api := mod.Call("fromRuntime", spy, goOpts(t))
 	opts := js.Global().Call("eval", `(api, page, session) => ({
 	  registry: api.defineRegistry(page.parts), execute: page.execute, app: "o",
 	  expose: (id) => id !== "orders.tag_8", session,

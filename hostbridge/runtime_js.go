@@ -3,11 +3,9 @@
 package hostbridge
 
 import (
-	"context"
 	"sync"
 	"sync/atomic"
 	"syscall/js"
-	"unsafe"
 
 	"pling.dev/agent/surface"
 )
@@ -16,14 +14,14 @@ import (
 // the runtime's stats()) can check that nothing leaks.
 type Stats struct {
 	// LiveFuncs is the number of js.Funcs made and not released: the
-	// runtime's own, plus three per open surface.
+	// runtime's own (create and stats), none per surface.
 	LiveFuncs int
 	// PendingAwaits is the number of host Promises being waited for.
 	PendingAwaits int
 	// Surfaces is the number of surfaces created and not closed.
 	Surfaces int
 	// FastEntries is the number of calls that came in through the
-	// module's exports rather than through js.FuncOf (see step_js.go).
+	// module's exports (see step_js.go).
 	FastEntries int
 }
 
@@ -43,11 +41,9 @@ func ReadStats() Stats {
 //
 //	{ protocol, create(host, configJSON) -> instance | {error}, stats() }
 //
-// An instance is { handle(requestJSON, sessionGetter?, reply?, shared?) ->
-// Promise<string> | undefined, describe(inputJSON?, reply?) ->
-// Promise<string> | undefined, close(), maxRequestBytes, maxResponseBytes }
-// (see export for reply and shared). Only the holder of an instance can
-// call it: there is no table of instances to reach by number.
+// An instance is { slot, maxRequestBytes, maxResponseBytes }: it is called
+// through the module's exports under its slot (see step_js.go), which only
+// the holder of the module's Go object can reach.
 func NewRuntime() js.Value {
 	e := theEnv()
 	rt := e.object.New()
@@ -93,159 +89,44 @@ func createInstance(_ js.Value, args []js.Value) js.Value {
 const internalReply = `{"protocol":"` + surface.Protocol + `","id":"","ok":false,"error":{"code":"INTERNAL_ERROR","message":"internal error"}}`
 const internalDescribe = `{"ok":false,"error":{"code":"INTERNAL_ERROR","message":"internal error"}}`
 
-// export builds the instance object. Its methods run the kernel's steps
-// inside the callback, as the exports do; a host Promise is waited for by
-// the settle callback, and the answer goes out when the last step is done.
-//
-// handle(requestJSON, sessionGetter?, reply?, shared?) answers through a
-// Promise of the response text, or, when reply is a function, by calling
-// reply(text) once and returning undefined, which saves the calls that
-// make and settle a Promise. With shared === true as well, a description
-// whose capability list the kernel shares between answers (see
-// surface.SharedCaps) is answered as reply(text, id, listJSON) the first
-// time and reply(text, id) after that, text holding [] in place of the
-// list: the caller decodes each list once, keeps the last one it was sent,
-// and puts it back in. Only a caller that keeps the decoded list to itself
-// may ask for this: the list is the same object on every answer.
+// export builds the instance object, { slot, maxRequestBytes,
+// maxResponseBytes }: the page calls the surface through the module's
+// exports under slot (see step_js.go), and nothing else.
 func (s *Surface) export() js.Value {
 	inst := theEnv().object.New()
-	var handle, describeFn, closeFn js.Func
-	handle = funcOf("handle", func(_ js.Value, args []js.Value) js.Value {
-		f := &flight{s: s, a: answerer{s: s}}
-		if len(args) > 2 && args[2].Type() == js.TypeFunction {
-			f.a.reply = args[2]
-			f.a.shared = len(args) > 3 && args[3].Type() == js.TypeBoolean && args[3].Bool()
-		}
-		var req []byte
-		switch {
-		case len(args) < 1:
-		case args[0].Type() == js.TypeString:
-			// Refuse an oversize request before copying it into Go: a
-			// string has at least as many UTF-8 bytes as UTF-16 code units.
-			if stringLength(args[0]) > s.limits.MaxRequestBytes {
-				return f.now(s.failure(surface.CodeInvalidRequest, "request is larger than the size limit"))
-			}
-			req = []byte(args[0].String())
-		default:
-			// A length in entryIO (see lane).
-			req, _ = s.lane.entryText(args[0])
-		}
-		ctx := context.Background()
-		perCall := len(args) > 1 && args[1].Type() == js.TypeFunction
-		if perCall {
-			ctx = context.WithValue(ctx, sessionKey{}, args[1])
-		}
-		result, err := f.answerLater()
-		if err != nil {
-			return resolvedPromise(internalReply)
-		}
-		s.startHandle(f, ctx, req, perCall)
-		return result
-	}, func(*Error) js.Value { return resolvedPromise(internalReply) })
-
-	// describe(inputJSON?, reply?) answers like handle, without shared mode.
-	describeFn = funcOf("describe", func(_ js.Value, args []js.Value) js.Value {
-		f := &flight{s: s, a: answerer{s: s}, describe: true}
-		if len(args) > 1 && args[1].Type() == js.TypeFunction {
-			f.a.reply = args[1]
-		}
-		var input []byte
-		if len(args) > 0 && !args[0].IsUndefined() && !args[0].IsNull() {
-			if args[0].Type() != js.TypeString {
-				return f.now([]byte(`{"ok":false,"error":{"code":"INVALID_REQUEST","message":"describe input must be JSON text"}}`))
-			}
-			if stringLength(args[0]) > s.limits.MaxRequestBytes {
-				return f.now([]byte(`{"ok":false,"error":{"code":"INVALID_REQUEST","message":"describe input is larger than the size limit"}}`))
-			}
-			input = []byte(args[0].String())
-		}
-		result, err := f.answerLater()
-		if err != nil {
-			return resolvedPromise(internalDescribe)
-		}
-		s.startDescribe(f, input)
-		return result
-	}, func(*Error) js.Value { return resolvedPromise(internalDescribe) })
-
-	closeFn = funcOf("close", func(js.Value, []js.Value) js.Value {
-		if s.closed.Swap(true) {
-			return js.Undefined()
-		}
-		openSurfaces.Add(-1)
-		s.closeSlot()
-		// The methods go away with their funcs: a later call is a plain
-		// TypeError in JS, not a call into a released func.
-		_ = catch("close", func() {
-			inst.Delete("handle")
-			inst.Delete("describe")
-			inst.Delete("close")
-		})
-		release(handle)
-		release(describeFn)
-		release(closeFn)
-		return js.Undefined()
-	}, nil)
-
-	if s.reply.Type() == js.TypeFunction && s.lane.size > 0 {
-		inst.Set("slot", s.openSlot())
-	}
-	inst.Set("handle", handle.Value)
-	inst.Set("describe", describeFn.Value)
-	inst.Set("close", closeFn.Value)
+	inst.Set("slot", s.openSlot())
 	inst.Set("maxRequestBytes", s.limits.MaxRequestBytes)
 	inst.Set("maxResponseBytes", s.limits.MaxResponseBytes)
 	openSurfaces.Add(1)
 	return inst
 }
 
-// answerer delivers the one answer of a call to a reply function.
-type answerer struct {
-	s     *Surface
-	reply js.Value // the reply function
-	// token, when not nil, is passed to reply before the answer: the
-	// host's reply function serves every call that came through an
-	// export and tells them apart by it.
-	token  any
-	shared bool // the caller keeps shared capability lists (see export)
-}
-
-// replyArgs puts the token, if any, before the reply's parameters.
-func (a answerer) replyArgs(params ...any) []any {
-	if a.token == nil {
-		return params
+// close marks s closed and forgets its slot: later calls under the slot
+// are refused. Calls already waiting finish with INTERNAL_ERROR.
+func (s *Surface) close() bool {
+	if s.closed.Swap(true) {
+		return false
 	}
-	return append([]any{a.token}, params...)
+	openSurfaces.Add(-1)
+	s.closeSlot()
+	return true
 }
 
-// send calls the reply function with text, through the lane when there is
-// one. A reply function that throws is the caller's problem: the answer was
+// answerer delivers the one answer of a call to the host's reply function.
+type answerer struct {
+	s *Surface
+	// token is passed to reply before the answer: the host's reply
+	// function serves every call and tells them apart by it.
+	token  float64
+	shared bool // the caller keeps shared capability lists (see replyShared)
+}
+
+// send calls the host's reply with text, through the lane when it fits.
+// A reply function that throws is the caller's problem: the answer was
 // given.
 func (a answerer) send(text []byte) {
 	params, put := a.s.lane.textParams(text)
-	_, _ = a.s.lane.call("reply", a.reply, a.replyArgs(params...), put, false)
-}
-
-// answerLater readies f to answer later: through its reply function, or
-// else through a Promise, which it returns.
-func (f *flight) answerLater() (js.Value, error) {
-	if f.a.reply.Type() == js.TypeFunction {
-		return js.Undefined(), nil
-	}
-	d, err := newDeferred()
-	if err != nil {
-		return js.Undefined(), err
-	}
-	f.promise = d
-	return d.promise, nil
-}
-
-// now answers an instance call at once.
-func (f *flight) now(text []byte) js.Value {
-	if f.a.reply.Type() != js.TypeFunction {
-		return resolvedPromise(string(text))
-	}
-	f.a.send(text)
-	return js.Undefined()
+	_, _ = a.s.lane.call("reply", a.s.reply, []any{a.token, params[0]}, put, false)
 }
 
 // replyShared answers b without the shared capability list when the caller
@@ -260,24 +141,19 @@ func (a answerer) replyShared(b []byte, shared surface.SharedCaps) []byte {
 	id := float64(shared.ID)
 	l := a.s.lane
 
-	// No lock is held while JS runs: a reply function may call back in.
 	s := a.s
-	s.sentCapsMu.Lock()
 	known := s.sentCaps == shared.ID
 	s.sentCaps = 0 // until the caller has taken what is sent now
-	s.sentCapsMu.Unlock()
 	var err error
 	if known {
 		params, put := l.textParams(b[n:])
-		_, err = l.call("reply", a.reply, a.replyArgs(params[0], id), put, false)
+		_, err = l.call("reply", s.reply, []any{a.token, params[0], id}, put, false)
 	} else {
 		params, put := l.textParams(b[n:], b[shared.Start:shared.End])
-		_, err = l.call("reply", a.reply, a.replyArgs(params[0], id, params[1]), put, false)
+		_, err = l.call("reply", s.reply, []any{a.token, params[0], id, params[1]}, put, false)
 	}
 	if err == nil {
-		s.sentCapsMu.Lock()
 		s.sentCaps = shared.ID
-		s.sentCapsMu.Unlock()
 	}
 	return b
 }
@@ -299,18 +175,4 @@ func putBuffer(p *[]byte, b []byte) {
 		*p = b[:0]
 		bufferPool.Put(p)
 	}
-}
-
-// transient views b as a string without copying it, for a value handed
-// straight to JS: syscall/js copies a string argument into a JS string
-// while making the call, so b may be reused once the call returned. It
-// must not be kept anywhere.
-func transient(b []byte) string {
-	return unsafe.String(unsafe.SliceData(b), len(b))
-}
-
-// stringLength returns the UTF-16 length of a JS string without copying it
-// into Go (Value.Length only works on objects).
-func stringLength(v js.Value) int {
-	return theEnv().object.Invoke(v).Get("length").Int()
 }

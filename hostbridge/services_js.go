@@ -21,10 +21,6 @@ func (noExecutor) Execute(context.Context, surface.Call) (json.RawMessage, error
 	return nil, errors.New("hostbridge: the executor runs as a step")
 }
 
-// sessionKey carries a per-call session getter (a private channel's
-// session) through the kernel's context.
-type sessionKey struct{}
-
 // wireSession is a session as the JS runtime sends it: times in
 // milliseconds since the epoch, as JavaScript keeps them.
 type wireSession struct {
@@ -37,8 +33,9 @@ type wireSession struct {
 	RevokedAt    *json.Number `json:"revokedAt"`
 }
 
-// sessionSource returns the kernel's SessionSource: the per-call getter
-// from ctx when there is one, else the host's session(). Any failure (a
+// sessionSource returns the kernel's SessionSource: for a call that brings
+// its own getter (a token in ctx), host.sessionFor(token), else the host's
+// session(). Any failure (a
 // throw, a rejection, a timeout, text that is not a session) is an error,
 // which the kernel answers with SESSION_INVALID: it never means "no session".
 func sessionSource(host js.Value, l lane, hasHost bool) surface.SessionSource {
@@ -52,19 +49,14 @@ func sessionSource(host js.Value, l lane, hasHost bool) surface.SessionSource {
 	}
 	forFn := hostFunc(host, "sessionFor")
 	return func(ctx context.Context) (*surface.Session, error) {
-		fn, ok := ctx.Value(sessionKey{}).(js.Value)
+		fn := hostFn
 		var args []any
-		if token, isToken := ctx.Value(sessionTokenKey{}).(float64); isToken {
-			// A call taken through an export: host.sessionFor(token)
-			// calls its getter.
-			fn, ok, args = forFn, true, []any{token}
-		}
-		fromHost := !ok
-		if fromHost {
-			if !hasHost {
-				return nil, nil
-			}
-			fn = hostFn
+		token, perCall := ctx.Value(sessionTokenKey{}).(float64)
+		fromHost := !perCall
+		if perCall {
+			fn, args = forFn, []any{token}
+		} else if !hasHost {
+			return nil, nil
 		}
 		a, err := l.call("session", fn, args, nil, true)
 		if err != nil {
@@ -237,16 +229,15 @@ func (g guard) Claim(ctx context.Context, key surface.ReplayKey, _ time.Time, wi
 // (the kernel never puts input, results or credentials in it).
 //
 // The response does not wait for an asynchronous sink: audit() is called
-// before the response is settled, and a Promise it returns is watched
-// (bounded by the host timeout), its failure reported to auditError. A
-// slow log store therefore cannot slow the agent down, and a failing one
-// is still noticed.
+// before the response is given, and whatever it answers is ignored. A
+// sink's Promise is the host's to watch (the JS runtime bounds it and
+// reports its failure to onAuditError), so a slow log store cannot slow
+// the agent down.
 type auditor struct {
 	host     js.Value
 	audit    js.Value // host.audit
 	lane     lane
 	hasError bool
-	timeout  time.Duration
 }
 
 func (a auditor) onAudit(_ context.Context, ev surface.AuditEvent) error {
@@ -255,16 +246,8 @@ func (a auditor) onAudit(_ context.Context, ev surface.AuditEvent) error {
 		return err
 	}
 	params, put := a.lane.textParams(b)
-	ans, err := a.lane.call("audit", a.audit, params, put, false)
-	if err != nil {
-		return err
-	}
-	if v := ans.v; !ans.inIO && isThenable(v) {
-		// The reply does not wait for the sink; its failure, or its not
-		// settling in time, still reaches auditError.
-		watchAudit(a, v, b)
-	}
-	return nil
+	_, err = a.lane.call("audit", a.audit, params, put, false)
+	return err
 }
 
 func (a auditor) onAuditError(_ context.Context, err error, ev surface.AuditEvent) {

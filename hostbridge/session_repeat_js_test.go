@@ -83,8 +83,8 @@ func TestModuleSessionGetterRepeats(t *testing.T) {
 	mod := importJS(t, "../js/pling-surface.js")
 	run := js.Global().Call("eval", `(async (mod, runtime) => {
 	  let host;
-	  const api = mod.fromRuntime({ protocol: runtime.protocol, stats: () => runtime.stats(),
-	    create(h, config) { host = h; return runtime.create(h, config); } });
+	  const api = mod.fromRuntime({ protocol: runtime.protocol, entryKey: runtime.entryKey, stats: () => runtime.stats(),
+	    create(h, config) { host = h; return runtime.create(h, config); } }, { go: globalThis.__plingTestGo });
 	  let current = { agentId: "a", sessionId: "s", userId: "u", expiresAt: 1e13, scope: ["x", "y"] };
 	  let pending = null;
 	  const surface = api.createSurface({ registry: api.defineRegistry({ actions: [] }), execute: () => ({}),

@@ -144,7 +144,7 @@ func TestSharedCapabilityList(t *testing.T) {
 func TestModuleSharedRepliesMatchDirectAnswers(t *testing.T) {
 	fx(t)
 	mod := importJS(t, "../js/pling-surface.js")
-	api := mod.Call("fromRuntime", theRuntime(t))
+	api := mod.Call("fromRuntime", theRuntime(t), goOpts(t))
 	run := js.Global().Call("eval", `(async (api) => {
 	  const origin = "https://shop.example";
 	  const listeners = new Set();

@@ -59,6 +59,9 @@ import (
 //	pling_answer(ticket, code) -> 0 | -1
 //	    the settled value of the Promise handed to wait under ticket,
 //	    encoded by kind (see answerFor). -1: no such ticket.
+//	pling_close(slot) -> 0 | -1
+//	    closes the instance: later calls under slot are refused. -1: no
+//	    such instance.
 //	pling_entry_key() -> key
 //	    tells this module's runtime objects from another module's.
 const (
@@ -108,31 +111,18 @@ func pend(ctx context.Context, v js.Value) bool {
 	return true
 }
 
-// flight is one exchange in progress: taken through an export, through an
-// instance method (js.FuncOf, for a runtime bound without its Go object),
-// or through the Go API.
+// flight is one exchange in progress, taken through an export.
 type flight struct {
 	s   *Surface
 	k   *surface.Surface
 	x   *surface.Exchange
 	ctx context.Context
 	sc  *stepCtx
-	// a delivers the answer: to the host's reply under a token (exports),
-	// or to the caller's reply function.
+	// a delivers the answer to the host's reply under the call's token.
 	a answerer
-	// promise, when it has a resolve function, takes the answer as text
-	// instead (an instance method called without a reply function).
-	promise deferred
-	// done, when set, takes the answer instead (the Go API).
-	done func(text []byte)
 	// describe: an in-page describe, answered as instance.describe.
 	describe bool
 	buf      *[]byte // the pooled buffer the reply is built in
-	// timer is the JS timeout of a wait the bridge keeps itself.
-	timer js.Value
-	// watch, when set, makes this flight the watch of an audit sink's
-	// Promise (see watchAudit), not an exchange.
-	watch *auditWatch
 }
 
 var (
@@ -190,7 +180,7 @@ func enterHandle(slot, n, token, flags int32) int32 {
 	fastEntries.Add(1)
 	req := make([]byte, n)
 	js.CopyBytesToGo(req, s.lane.entry)
-	a := answerer{s: s, reply: s.reply, token: float64(token), shared: flags&flagShared != 0}
+	a := answerer{s: s, token: float64(token), shared: flags&flagShared != 0}
 	ctx := context.Background()
 	if flags&flagSession != 0 {
 		ctx = context.WithValue(ctx, sessionTokenKey{}, float64(token))
@@ -226,6 +216,15 @@ func (s *Surface) startHandle(f *flight, ctx context.Context, req []byte, perCal
 	f.run()
 }
 
+//go:wasmexport pling_close
+func enterClose(slot int32) int32 {
+	s := slots[slot]
+	if s == nil || !s.close() {
+		return entryRefused
+	}
+	return entryAccepted
+}
+
 //go:wasmexport pling_describe
 func enterDescribe(slot, n, token int32) int32 {
 	s := slots[slot]
@@ -238,7 +237,7 @@ func enterDescribe(slot, n, token int32) int32 {
 		input = make([]byte, n)
 		js.CopyBytesToGo(input, s.lane.entry)
 	}
-	s.startDescribe(&flight{s: s, a: answerer{s: s, reply: s.reply, token: float64(token)}}, input)
+	s.startDescribe(&flight{s: s, a: answerer{s: s, token: float64(token)}}, input)
 	return entryAccepted
 }
 
@@ -271,6 +270,7 @@ func enterAnswer(ticket int32, code float64) int32 {
 	delete(tickets, ticket)
 	fastEntries.Add(1)
 	defer f.recover()
+	runHook("answer")
 	a := f.x.Ask()
 	ans := f.answerFor(a, code)
 	if _, err := f.x.Answer(ans); err != nil {
@@ -293,16 +293,7 @@ func (f *flight) recover() {
 }
 
 // send gives the caller its answer.
-func (f *flight) send(text []byte) {
-	switch {
-	case f.done != nil:
-		f.done(append([]byte(nil), text...))
-	case f.promise.resolve.Type() == js.TypeFunction:
-		_ = catch("resolve", func() { f.promise.resolve.Invoke(transient(text)) })
-	default:
-		f.a.send(text)
-	}
-}
+func (f *flight) send(text []byte) { f.a.send(text) }
 
 // run answers the exchange's asks until it is over, or waits: then the
 // Promise goes to host.wait under a new ticket, and run returns.
@@ -385,13 +376,7 @@ func (f *flight) wait(a surface.Ask) {
 		limit = a.Timeout
 	}
 	ms := math.Max(1, float64(limit.Milliseconds()))
-	var err error
-	if f.s.waitFn.Type() == js.TypeFunction {
-		err = catch("wait", func() { f.s.waitFn.Invoke(float64(t), int(a.Kind), p, ms) })
-	} else {
-		err = f.waitHere(t, p, ms)
-	}
-	if err != nil {
+	if err := catch("wait", func() { f.s.waitFn.Invoke(float64(t), int(a.Kind), p, ms) }); err != nil {
 		// Nothing will settle it: fail the ask now.
 		delete(tickets, t)
 		ans := surface.Answer{Kind: a.Kind, Step: a.Step, Err: err}
@@ -412,121 +397,6 @@ func nextTicket() int32 {
 		if tickets[lastTicket] == nil {
 			return lastTicket
 		}
-	}
-}
-
-// waitHere waits for p under ticket t itself, for a host without wait:
-// its outcome, or its time limit of ms, reaches the settle callback.
-func (f *flight) waitHere(t int32, p js.Value, ms float64) error {
-	e := theEnv()
-	return catch("wait", func() {
-		ok := e.settle.Call("bind", js.Null(), float64(t), true)
-		fail := e.settle.Call("bind", js.Null(), float64(t), false)
-		e.promise.Call("resolve", p).Call("then", ok, fail)
-		late := e.settle.Call("bind", js.Null(), float64(t), false, js.Undefined(), true)
-		f.timer = e.setTimeout.Invoke(late, ms)
-	})
-}
-
-// settled is the outcome of the wait under ticket t: v when ok, else a
-// rejection with reason v, or the time limit when timedOut. Whatever comes
-// for a ticket already answered is ignored.
-func settled(t int32, ok bool, v js.Value, timedOut bool) {
-	f := tickets[t]
-	if f == nil {
-		return
-	}
-	delete(tickets, t)
-	if f.timer.Type() == js.TypeNumber {
-		_ = catch("clearTimeout", func() { theEnv().clearTimeout.Invoke(f.timer) })
-		f.timer = js.Undefined()
-	}
-	if w := f.watch; w != nil {
-		if !ok {
-			w.a.report(waitError("audit", v, timedOut), w.event)
-		}
-		return
-	}
-	defer f.recover()
-	a := f.x.Ask()
-	if _, err := f.x.Answer(f.answerValue(a, ok, v, timedOut)); err != nil {
-		panic(err) // cannot happen: the ticket named this ask
-	}
-	f.run()
-}
-
-func waitError(op string, v js.Value, timedOut bool) error {
-	if timedOut {
-		return newError(op, KindTimeout, "did not settle in time")
-	}
-	return &Error{Op: op, Kind: KindRejected, Msg: describe(v), Reason: v}
-}
-
-// answerValue reads the settled value v of the Promise the ask a waited for.
-func (f *flight) answerValue(a surface.Ask, ok bool, v js.Value, timedOut bool) surface.Answer {
-	ans := surface.Answer{Kind: a.Kind, Step: a.Step}
-	op := a.Kind.String()
-	if !ok {
-		ans.Err = waitError(op, v, timedOut)
-		if timedOut && a.Kind == surface.AskExecute {
-			ans.Err = surface.ErrExecuteTimeout
-		}
-		return ans
-	}
-	notText := newError(op, KindBadValue, op+" must answer JSON text")
-	switch a.Kind {
-	case surface.AskSession:
-		switch v.Type() {
-		case js.TypeNull, js.TypeUndefined:
-		case js.TypeString:
-			ans.Session, ans.Err = parseSession([]byte(v.String()))
-		default:
-			ans.Err = notText
-		}
-	case surface.AskView:
-		if v.Type() != js.TypeString {
-			ans.Err = notText
-			break
-		}
-		ans.View, ans.Err = f.s.reg.viewFrom(v.String())
-	case surface.AskLimit:
-		ans.Decision, ans.Err = decision(v)
-	case surface.AskClaim:
-		if v.Type() == js.TypeString {
-			switch v.String() {
-			case "claimed":
-				ans.Replay = surface.Claimed
-			case "replayed":
-				ans.Replay = surface.Replayed
-			}
-		}
-	case surface.AskExecute:
-		if v.Type() != js.TypeString {
-			ans.Err = notText
-			break
-		}
-		ans.Result = []byte(v.String())
-	default:
-		ans.Err = notText
-	}
-	return ans
-}
-
-// auditWatch is an audit sink's Promise being watched for failure.
-type auditWatch struct {
-	a     auditor
-	event []byte
-}
-
-// watchAudit reports to auditError when the sink's Promise v fails or does
-// not settle within the host time limit.
-func watchAudit(a auditor, v js.Value, event []byte) {
-	f := &flight{watch: &auditWatch{a: a, event: event}}
-	t := nextTicket()
-	tickets[t] = f
-	if err := f.waitHere(t, v, math.Max(1, float64(a.timeout.Milliseconds()))); err != nil {
-		delete(tickets, t)
-		a.report(err, event)
 	}
 }
 
@@ -620,7 +490,7 @@ func (f *flight) deliver() {
 		return
 	}
 	b, shared := f.x.Reply()
-	if f.a.shared && shared.ID != 0 && f.done == nil && f.promise.resolve.Type() != js.TypeFunction {
+	if f.a.shared && shared.ID != 0 {
 		b = f.a.replyShared(b, shared)
 	} else {
 		f.send(b)

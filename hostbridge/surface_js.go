@@ -3,7 +3,6 @@
 package hostbridge
 
 import (
-	"context"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -38,7 +37,7 @@ type Surface struct {
 
 	// reply is the host's reply(token, text, ...) function, which answers
 	// calls made through the entry exports (see step_js.go); slot is the
-	// number those calls name this surface by, 0 when it has none.
+	// number those calls name this surface by.
 	reply js.Value
 	slot  int32
 	// sessionForFn is the host's sessionFor(token), the session getter of
@@ -51,8 +50,7 @@ type Surface struct {
 	// sentCaps is the shared capability list last passed to a reply
 	// function in shared mode (see export): the JS runtime keeps exactly
 	// that one, decoded, so a later answer naming it leaves it out.
-	sentCapsMu sync.Mutex
-	sentCaps   uint64
+	sentCaps uint64
 }
 
 // New wires a kernel to host with cfg. It fails on a configuration error.
@@ -60,7 +58,7 @@ func New(host js.Value, cfg Config) (*Surface, error) {
 	if t := host.Type(); t != js.TypeObject && t != js.TypeFunction {
 		return nil, errors.New("hostbridge: host must be an object")
 	}
-	for _, name := range []string{"actions", "view", "execute"} {
+	for _, name := range []string{"actions", "view", "execute", "reply", "wait", "held"} {
 		if !hasFunc(host, name) {
 			return nil, errors.New("hostbridge: host." + name + " must be a function")
 		}
@@ -81,6 +79,9 @@ func New(host js.Value, cfg Config) (*Surface, error) {
 	}
 
 	l := newLane(host)
+	if l.size == 0 {
+		return nil, errors.New("hostbridge: host.io and host.entryIO must be two Uint8Arrays of one length")
+	}
 	s := &Surface{
 		host:         host,
 		lane:         l,
@@ -139,7 +140,7 @@ func New(host js.Value, cfg Config) (*Surface, error) {
 		o.Replay = &surface.ReplayOptions{Window: window, Guard: g}
 	}
 	if hasFunc(host, "audit") {
-		a := auditor{host: host, audit: hostFunc(host, "audit"), lane: l, hasError: hasFunc(host, "auditError"), timeout: hostTimeout}
+		a := auditor{host: host, audit: hostFunc(host, "audit"), lane: l, hasError: hasFunc(host, "auditError")}
 		o.OnAudit = a.onAudit
 		o.OnAuditError = a.onAuditError
 	}
@@ -168,29 +169,6 @@ func (s *Surface) kernelFor(perCall bool) (*surface.Surface, error) {
 	return s.perCall, s.perCallErr
 }
 
-// Handle answers one request given as JSON text. session, when it is a JS
-// function, is the session getter for this call alone (same answers as
-// host.session()); otherwise the host's session applies. The answer is the
-// encoded response, never larger than Limits.MaxResponseBytes. It blocks
-// until the kernel answered: call it from a goroutine of its own, never
-// from a js.FuncOf callback, since host Promises settle on the event loop.
-func (s *Surface) Handle(ctx context.Context, request []byte, session js.Value) []byte {
-	ch := make(chan []byte, 1)
-	f := &flight{s: s, done: func(b []byte) { ch <- b }}
-	perCall := session.Type() == js.TypeFunction
-	hctx := context.Background()
-	if perCall {
-		hctx = context.WithValue(hctx, sessionKey{}, session)
-	}
-	s.startHandle(f, hctx, request, perCall)
-	select {
-	case b := <-ch:
-		return b
-	case <-ctx.Done():
-		return s.failure(surface.CodeInternalError, "internal error")
-	}
-}
-
 // failure encodes a protocol failure the kernel never saw.
 func (s *Surface) failure(code surface.Code, msg string) []byte {
 	return s.main.Encode(&surface.Response{
@@ -198,25 +176,6 @@ func (s *Surface) failure(code surface.Code, msg string) []byte {
 		Error: &surface.Error{Code: code, Message: msg},
 	})
 }
-
-// Describe answers a direct in-page describe with input as JSON text (nil:
-// no input): {"ok":true,"result":description} or {"ok":false,"error":error}.
-// Session failures keep their SESSION_* codes, which the JS runtime turns
-// into SurfaceSessionError. It blocks as Handle does.
-func (s *Surface) Describe(ctx context.Context, input []byte) []byte {
-	ch := make(chan []byte, 1)
-	s.startDescribe(&flight{s: s, done: func(b []byte) { ch <- b }}, input)
-	select {
-	case b := <-ch:
-		return b
-	case <-ctx.Done():
-		return []byte(internalDescribe)
-	}
-}
-
-// Close marks the surface closed: later calls answer INTERNAL_ERROR. Calls
-// already running finish.
-func (s *Surface) Close() { s.closed.Store(true) }
 
 // Limits reports the request and response bounds in force.
 func (s *Surface) Limits() surface.Limits { return s.limits }

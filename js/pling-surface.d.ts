@@ -479,14 +479,14 @@ export interface SurfaceRuntime {
 
 export interface FromRuntimeOptions {
   /**
-   * The wasm_exec.js Go object running the module: calls then enter through
-   * the module's exports rather than js.FuncOf, which is faster. A Go object
-   * running another module is ignored.
+   * The wasm_exec.js Go object running the module (required): every call
+   * enters the kernel through the module's exports. fromRuntime throws a
+   * TypeError without it, or with a Go object running another module.
    */
-  go?: object;
+  go: object;
 }
 
-export declare function fromRuntime(runtime: SurfaceRuntime, options?: FromRuntimeOptions): SurfaceAPI;
+export declare function fromRuntime(runtime: SurfaceRuntime, options: FromRuntimeOptions): SurfaceAPI;
 
 declare global {
   interface Window {

@@ -863,66 +863,62 @@ function buildHost(options, lane, deadlines, entries) {
       const t = texts(idIn, argsIn, contextIn);
       const r = run(() => execute(t[0], t[1], freeze(jsonParse(t[2]))));
       if (!isThenable(r)) return answer(run(() => resultText(r)));
-      const later = settledText(r, resultText);
-      if (entries === undefined) return later;
       // Kept here for the wait that follows at once: handing the Promise
       // to the kernel would make it a JS value Go tracks and finalizes.
-      parked = later;
+      parked = settledText(r, resultText);
       return PARKED;
     },
   };
-  if (entries !== undefined) {
-    // With the exports, the kernel hands every Promise a host function
-    // answered to wait(ticket, kind, promise, limitMs) and returns; the
-    // settled value goes back through the answer export, once, within
-    // limitMs (see hostbridge/step_js.go).
-    let held; // a text too long for entryIO, until the kernel takes it
-    const textCode = (text) => {
-      const n = lane.toEntry(text);
-      if (typeof n === "number") return n;
-      held = text;
-      return HELD;
-    };
-    const encode = (kind, v) => {
-      switch (kind) {
-        case ASK_SESSION:
-          if (v === null || v === undefined) return NO_SESSION;
-          return typeof v === "string" ? textCode(v) : FAILED;
-        case ASK_LIMIT:
-          return decisionCode(v);
-        case ASK_CLAIM:
-          return v === "claimed" ? 1 : v === "replayed" ? 2 : FAILED;
-        case ASK_VIEW:
-        case ASK_EXECUTE:
-          return typeof v === "string" ? textCode(v) : FAILED;
+  // With the exports, the kernel hands every Promise a host function
+  // answered to wait(ticket, kind, promise, limitMs) and returns; the
+  // settled value goes back through the answer export, once, within
+  // limitMs (see hostbridge/step_js.go).
+  let held; // a text too long for entryIO, until the kernel takes it
+  const textCode = (text) => {
+    const n = lane.toEntry(text);
+    if (typeof n === "number") return n;
+    held = text;
+    return HELD;
+  };
+  const encode = (kind, v) => {
+    switch (kind) {
+      case ASK_SESSION:
+        if (v === null || v === undefined) return NO_SESSION;
+        return typeof v === "string" ? textCode(v) : FAILED;
+      case ASK_LIMIT:
+        return decisionCode(v);
+      case ASK_CLAIM:
+        return v === "claimed" ? 1 : v === "replayed" ? 2 : FAILED;
+      case ASK_VIEW:
+      case ASK_EXECUTE:
+        return typeof v === "string" ? textCode(v) : FAILED;
+    }
+    return FAILED;
+  };
+  host.wait = (ticket, kind, promise, limitMs) => {
+    if (promise === undefined) {
+      // The executor's Promise, parked by execute just before.
+      promise = parked;
+      parked = undefined;
+    }
+    // Its own key: the deadlines serve every surface of the runtime.
+    const id = {};
+    const give = (code) => {
+      if (!deadlines.finish(id)) return; // the limit passed first
+      try {
+        entries.answer(ticket, code);
+      } catch {
+        // the kernel is gone; nothing waits for this call any more
       }
-      return FAILED;
     };
-    host.wait = (ticket, kind, promise, limitMs) => {
-      if (promise === undefined) {
-        // The executor's Promise, parked by execute just before.
-        promise = parked;
-        parked = undefined;
-      }
-      // Its own key: the deadlines serve every surface of the runtime.
-      const id = {};
-      const give = (code) => {
-        if (!deadlines.finish(id)) return; // the limit passed first
-        try {
-          entries.answer(ticket, code);
-        } catch {
-          // the kernel is gone; nothing waits for this call any more
-        }
-      };
-      deadlines.start(id, limitMs, () => entries.answer(ticket, kind === ASK_EXECUTE ? TIMED_OUT : FAILED));
-      whenSettled(promise, (v) => give(encode(kind, v)), () => give(FAILED));
-    };
-    host.held = () => {
-      const text = held;
-      held = undefined;
-      return text;
-    };
-  }
+    deadlines.start(id, limitMs, () => entries.answer(ticket, kind === ASK_EXECUTE ? TIMED_OUT : FAILED));
+    whenSettled(promise, (v) => give(encode(kind, v)), () => give(FAILED));
+  };
+  host.held = () => {
+    const text = held;
+    held = undefined;
+    return text;
+  };
   if (typeof registry.version === "function") host.version = () => run(() => registry.version());
   if (typeof expose === "function") {
     host.expose = (idsJSON) => {
@@ -953,7 +949,7 @@ function buildHost(options, lane, deadlines, entries) {
       : d);
     host.allow = (key, nowMs) => {
       const r = run(() => limiter.allow(key, nowMs));
-      return isThenable(r) ? (entries !== undefined ? r : settledText(r, decision)) : decision(r);
+      return isThenable(r) ? r : decision(r);
     };
   }
   if (replay && typeof replay === "object" && replay.guard !== undefined) {
@@ -965,7 +961,7 @@ function buildHost(options, lane, deadlines, entries) {
       eventJSON = texts(eventJSON)[0];
       const event = freeze(jsonParse(eventJSON));
       const r = run(() => onAudit(event));
-      if (entries === undefined || !isThenable(r)) return r;
+      if (!isThenable(r)) return r;
       // The reply does not wait for the sink; its failure, or its not
       // settling within the host time limit, still reaches onAuditError.
       withTimeout(r, HOST_TIMEOUT_MS).then(undefined, (reason) => {
@@ -1067,7 +1063,7 @@ const entriesOf = new WeakMap(); // Go object -> entries
 
 // Every this many export calls, the Go runtime is resumed once with
 // nothing to do, so that its finalizers run: JS values the bridge made
-// while answering (a Promise, a limiter's decision object) are only
+// while answering (a host's Promise, a limiter's decision object) are only
 // released then.
 const RESUME_EVERY = 256;
 
@@ -1079,7 +1075,7 @@ function makeEntries(go, runtime) {
   const resume = go._resume;
   if (!exports || typeof resume !== "function" || typeof exports.pling_handle !== "function" ||
     typeof exports.pling_describe !== "function" || typeof exports.pling_answer !== "function" ||
-    typeof exports.pling_entry_key !== "function") {
+    typeof exports.pling_close !== "function" || typeof exports.pling_entry_key !== "function") {
     return undefined;
   }
   const key = exports.pling_entry_key();
@@ -1110,6 +1106,8 @@ function makeEntries(go, runtime) {
     describe: (slot, n, token) => entered(exports.pling_describe(slot, n, token)),
     /** The settled value of the Promise waited for under ticket. */
     answer: (ticket, code) => entered(exports.pling_answer(ticket, code)),
+    /** Closes the instance under slot. */
+    close: (slot) => entered(exports.pling_close(slot)),
   };
   entriesOf.set(go, entries);
   // Another module's runtime: its slots are not this runtime's.
@@ -1431,26 +1429,23 @@ function bind(runtime, entries) {
     const sessions = new MapCtor();
     let lastToken = 0;
     const host = buildHost(snapshot, lane, deadlines, entries);
-    if (entries !== undefined) {
-      host.reply = (token, out, capsId, capsText) => {
-        const reply = mapGet(replies, token);
-        if (reply === undefined) return;
-        mapDelete(replies, token);
-        mapDelete(sessions, token);
-        reply(out, capsId, capsText);
-      };
-      // No getter for the token answers undefined: no session, which the
-      // kernel refuses for a call that was to bring its own.
-      host.sessionFor = (token) => {
-        const getter = mapGet(sessions, token);
-        return getter === undefined ? undefined : getter();
-      };
-    }
+    host.reply = (token, out, capsId, capsText) => {
+      const reply = mapGet(replies, token);
+      if (reply === undefined) return;
+      mapDelete(replies, token);
+      mapDelete(sessions, token);
+      reply(out, capsId, capsText);
+    };
+    // No getter for the token answers undefined: no session, which the
+    // kernel refuses for a call that was to bring its own.
+    host.sessionFor = (token) => {
+      const getter = mapGet(sessions, token);
+      return getter === undefined ? undefined : getter();
+    };
     const inst = runtime.create(host, jsonStringify(buildConfig(snapshot)));
-    if (inst === null || typeof inst !== "object" || typeof inst.handle !== "function") {
+    if (inst === null || typeof inst !== "object" || typeof inst.slot !== "number") {
       throw new Error(`createSurface: ${inst && typeof inst.error === "string" ? inst.error : "the runtime refused the options"}`);
     }
-    const byEntries = entries !== undefined && typeof inst.slot === "number";
     const nextToken = () => {
       lastToken = lastToken >= 0x7fffffff ? 1 : lastToken + 1;
       return lastToken;
@@ -1467,11 +1462,10 @@ function bind(runtime, entries) {
     // caller can change it.
     let sharedCaps = { __proto__: null, id: 0, list: undefined };
 
-    // Asks the kernel for the answer to JSON text and calls done(answer)
-    // once. The kernel answers by calling reply (which saves making and
-    // settling a Promise in Go); an instance that answers with a Promise
-    // instead is awaited. No Promise is resolved with an answer here, so a
-    // then planted on Object.prototype never sees one.
+    // Asks the kernel for the answer to JSON text, through the handle
+    // export, and calls done(answer) once: the kernel answers by calling
+    // host.reply under the call's token. No Promise is resolved with an
+    // answer here, so a then planted on Object.prototype never sees one.
     const ask = (text, sessionFn, shared, done) => {
       let answered = false;
       const finish = (a) => {
@@ -1502,33 +1496,27 @@ function bind(runtime, entries) {
         finish(null);
         return;
       }
-      if (byEntries) {
-        const n = lane.toEntry(text);
-        if (typeof n !== "number") {
-          // More UTF-8 bytes than entryIO holds, which is the kernel's
-          // request limit: what the kernel itself would answer.
-          finish({ __proto__: null, out: TOO_LARGE });
-          return;
-        }
-        const token = nextToken();
-        mapSet(replies, token, reply);
-        if (sessionFn !== undefined) mapSet(sessions, token, sessionFn);
-        let taken = false;
-        try {
-          taken = entries.handle(inst.slot, n, token, shared === true, sessionFn !== undefined);
-        } finally {
-          // Refused, or the runtime is gone: nothing will answer this token.
-          if (!taken) {
-            mapDelete(replies, token);
-            mapDelete(sessions, token);
-          }
-        }
-        if (!taken) finish({ __proto__: null, out: undefined });
+      const n = lane.toEntry(text);
+      if (typeof n !== "number") {
+        // More UTF-8 bytes than entryIO holds, which is the kernel's
+        // request limit: what the kernel itself would answer.
+        finish({ __proto__: null, out: TOO_LARGE });
         return;
       }
-      const request = lane.toKernel(text);
-      const r = inst.handle(request, sessionFn, reply, shared === true);
-      if (r !== undefined) whenSettled(r, (out) => finish({ __proto__: null, out }), () => finish(null));
+      const token = nextToken();
+      mapSet(replies, token, reply);
+      if (sessionFn !== undefined) mapSet(sessions, token, sessionFn);
+      let taken = false;
+      try {
+        taken = entries.handle(inst.slot, n, token, shared === true, sessionFn !== undefined);
+      } finally {
+        // Refused, or the runtime is gone: nothing will answer this token.
+        if (!taken) {
+          mapDelete(replies, token);
+          mapDelete(sessions, token);
+        }
+      }
+      if (!taken) finish({ __proto__: null, out: undefined });
     };
 
     // Sends JSON text to the kernel and calls done(envelope) once; the
@@ -1599,25 +1587,20 @@ function bind(runtime, entries) {
       try {
         const out = await new Promise((resolve) => {
           const done = (out) => resolve(lane.texts(out)[0]);
-          if (byEntries) {
-            const n = text === undefined ? -1 : lane.toEntry(text);
-            if (typeof n !== "number") {
-              resolve(DESCRIBE_TOO_LARGE);
-              return;
-            }
-            const token = nextToken();
-            mapSet(replies, token, done);
-            let taken = false;
-            try {
-              taken = entries.describe(inst.slot, n, token);
-            } finally {
-              if (!taken) mapDelete(replies, token);
-            }
-            if (!taken) resolve(undefined);
+          const n = text === undefined ? -1 : lane.toEntry(text);
+          if (typeof n !== "number") {
+            resolve(DESCRIBE_TOO_LARGE);
             return;
           }
-          const r = inst.describe(text, done);
-          if (r !== undefined) resolve(r);
+          const token = nextToken();
+          mapSet(replies, token, done);
+          let taken = false;
+          try {
+            taken = entries.describe(inst.slot, n, token);
+          } finally {
+            if (!taken) mapDelete(replies, token);
+          }
+          if (!taken) resolve(undefined);
         });
         answer = jsonParse(out);
       } catch {
@@ -1836,7 +1819,7 @@ function bind(runtime, entries) {
       closed = true;
       for (const stop of [...stops]) stop();
       try {
-        inst.close();
+        entries.close(inst.slot);
       } catch {
         // the Go program is gone already
       }
@@ -1876,14 +1859,15 @@ function isRuntime(rt) {
 /**
  * Binds the API to a runtime object that was started some other way (the
  * one wasm/main.go publishes). loadSurface is the usual entry point.
- * options.go, the wasm_exec.js Go object that runs the module, lets calls
- * enter through the module's exports instead of js.FuncOf (faster); a Go
- * object that runs another module is ignored.
+ * options.go, the wasm_exec.js Go object that runs the module, is
+ * required: every call enters the kernel through the module's exports.
  */
 export function fromRuntime(runtime, options = {}) {
   if (!isRuntime(runtime)) throw new TypeError(`fromRuntime: not a ${SURFACE_PROTOCOL} runtime`);
   if (options === null || typeof options !== "object") throw new TypeError("fromRuntime options must be an object");
-  return bind(runtime, makeEntries(options.go, runtime));
+  const entries = makeEntries(options.go, runtime);
+  if (entries === undefined) throw new TypeError("fromRuntime: options.go must be the Go object that runs this runtime");
+  return bind(runtime, entries);
 }
 
 const runtimeEntries = new WeakMap(); // runtime started here -> its entries
@@ -1967,5 +1951,12 @@ export function loadSurface(options = {}) {
       if (globalThis[LOAD_KEY] === started) delete globalThis[LOAD_KEY];
     });
   }
-  return started.then((runtime) => bind(runtime, runtimeEntries.get(runtime)));
+  return started.then((runtime) => {
+    const entries = runtimeEntries.get(runtime);
+    if (entries === undefined) {
+      // A runtime some other script started: its Go object is not ours.
+      throw new Error("loadSurface: the surface runtime was started without this loader; bind it with fromRuntime(runtime, { go })");
+    }
+    return bind(runtime, entries);
+  });
 }

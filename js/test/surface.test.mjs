@@ -42,36 +42,48 @@ const P = "pling.surface/0.1";
 const ORIGIN = "https://shop.example";
 const EXT = "chrome-extension://abcdefghijklmnop";
 
-/** Wraps the real runtime and records every call that crosses into Go. */
-function spyRuntime(runtime) {
+/**
+ * Wraps the Go object so that every call that crosses into Go through the
+ * module's exports is recorded: fromRuntime(runtime, { go: spy }).
+ * log.handle holds the request texts, read from entryIO; log.sessions what
+ * the per-call session getters answered the kernel.
+ */
+function spyRuntime(runtime, go) {
   const log = { handle: [], describe: [], sessions: [] };
+  const ex = go._inst.exports;
+  const hosts = [];
+  const dec = new TextDecoder();
+  const entryText = (n) => {
+    for (const h of hosts) if (h.entryIO) return n < 0 ? undefined : dec.decode(h.entryIO.subarray(0, n));
+    return undefined;
+  };
   const spy = {
+    _inst: { exports: {
+      pling_entry_key: () => ex.pling_entry_key(),
+      pling_handle: (slot, n, token, flags) => { log.handle.push(entryText(n)); return ex.pling_handle(slot, n, token, flags); },
+      pling_describe: (slot, n, token) => { log.describe.push(entryText(n)); return ex.pling_describe(slot, n, token); },
+      pling_answer: (ticket, code) => ex.pling_answer(ticket, code),
+      pling_close: (slot) => ex.pling_close(slot),
+    } },
+    _resume: () => go._resume(),
+    get exited() { return go.exited; },
+  };
+  const rt = {
     protocol: runtime.protocol,
+    entryKey: runtime.entryKey,
     stats: () => runtime.stats(),
     create(host, config) {
-      const inst = runtime.create(host, config);
-      if (inst.error) return inst;
-      return {
-        maxRequestBytes: inst.maxRequestBytes,
-        maxResponseBytes: inst.maxResponseBytes,
-        handle(text, sessionFn) {
-          log.handle.push(text);
-          const recorded = sessionFn && (() => {
-            const s = sessionFn();
-            log.sessions.push(s);
-            return s;
-          });
-          return inst.handle(text, recorded);
-        },
-        describe(text) {
-          log.describe.push(text);
-          return inst.describe(text);
-        },
-        close: () => inst.close(),
+      hosts.push(host);
+      const sessionFor = host.sessionFor;
+      host.sessionFor = (token) => {
+        const s = sessionFor(token);
+        log.sessions.push(typeof s === "number" ? dec.decode(host.io.subarray(0, s)) : s);
+        return s;
       };
+      return runtime.create(host, config);
     },
   };
-  return { spy, log };
+  return { spy: rt, go: spy, log };
 }
 
 function orders(n = 3) {
@@ -294,9 +306,9 @@ test("values JSON cannot hold are refused, undefined members are left out", asyn
   surface.close();
 });
 
-test("an oversize request is refused before the kernel", async ({ api, runtime, mod }) => {
-  const { spy, log } = spyRuntime(runtime);
-  const sapi = mod.fromRuntime(spy);
+test("an oversize request is refused before the kernel", async ({ api, runtime, mod, go }) => {
+  const { spy, go: spyGo, log } = spyRuntime(runtime, go);
+  const sapi = mod.fromRuntime(spy, { go: spyGo });
   const { surface } = page(sapi);
   const res = await surface.handle(invokeReq("big", "orders.search", { q: "x".repeat(70 * 1024) }));
   eq([res.ok, res.id, res.error.code], [false, "big", "INVALID_REQUEST"], "oversize");
@@ -307,9 +319,9 @@ test("an oversize request is refused before the kernel", async ({ api, runtime, 
   surface.close();
 });
 
-test("a refusal before the kernel echoes only an id that passes the id rules", async ({ runtime, mod }) => {
-  const { spy, log } = spyRuntime(runtime);
-  const { surface } = page(mod.fromRuntime(spy));
+test("a refusal before the kernel echoes only an id that passes the id rules", async ({ runtime, mod, go }) => {
+  const { spy, go: spyGo, log } = spyRuntime(runtime, go);
+  const { surface } = page(mod.fromRuntime(spy, { go: spyGo }));
   const big = { q: "x".repeat(70 * 1024) }; // refused here, never sent to Go
   const cases = [
     ["an 8 MiB id", "i".repeat(8 << 20), ""],
@@ -356,16 +368,12 @@ test("handle answers malformed requests with the kernel's codes", async ({ api }
   surface.close();
 });
 
-test("handle never rejects, even when the runtime breaks or the surface is closed", async ({ api, runtime, mod }) => {
-  const { spy } = spyRuntime(runtime);
-  const broken = {
-    ...spy,
-    create(host, config) {
-      const inst = spy.create(host, config);
-      return { ...inst, handle: () => { throw new Error("Go program has already exited"); }, describe: () => Promise.reject(new Error("gone")) };
-    },
-  };
-  const { surface } = page(mod.fromRuntime(broken));
+test("handle never rejects, even when the runtime breaks or the surface is closed", async ({ api, runtime, mod, go }) => {
+  const { spy, go: spyGo } = spyRuntime(runtime, go);
+  // A Go program that has exited: its exports throw.
+  const exited = () => { throw new Error("Go program has already exited"); };
+  const broken = { ...spyGo, _inst: { exports: { ...spyGo._inst.exports, pling_handle: exited, pling_describe: exited } } };
+  const { surface } = page(mod.fromRuntime(spy, { go: broken }));
   const res = await surface.handle(describeReq("b1"));
   eq([res.ok, res.id, res.error.code], [false, "b1", "INTERNAL_ERROR"], "broken runtime");
   await rejects(surface.describe(), (e) => eq(e.code, "INTERNAL_ERROR", "describe code"), "describe on a broken runtime");
@@ -582,6 +590,22 @@ test("rate limit, replay and audit options", async ({ api }) => {
   surface.close();
 });
 
+test("an async audit sink that rejects is reported to onAuditError, the reply unchanged", async ({ api }) => {
+  const auditErrors = [];
+  let hang = false;
+  const { surface } = page(api, {
+    session: () => session(),
+    onAudit: (e) => (hang ? new Promise(() => {}) : Promise.reject(new Error("disk full"))),
+    onAuditError: (error, e) => auditErrors.push([error.message, e.requestId]),
+  });
+  assert((await surface.handle(describeReq("a1"))).ok, "a rejecting sink changed the response");
+  for (let i = 0; i < 50 && auditErrors.length === 0; i++) await tick(2);
+  eq(auditErrors, [["disk full", "a1"]], "audit errors");
+  hang = true;
+  assert((await surface.handle(describeReq("a2"))).ok, "a hanging sink held the response");
+  surface.close();
+});
+
 test("shared limiter and guard adapters fail closed", async ({ api }) => {
   const { surface, execs } = page(api, {
     session: () => session(),
@@ -618,9 +642,9 @@ test("same-window request: reply to the window at its own origin", ({ api }) => 
   eq(win.listenerCount(), 1, "listeners after close");
 }));
 
-test("messages that are not for the surface never reach the kernel", ({ api, runtime, mod }) => withWindow(async (win) => {
-  const { spy, log } = spyRuntime(runtime);
-  const { surface } = page(mod.fromRuntime(spy));
+test("messages that are not for the surface never reach the kernel", ({ api, runtime, mod, go }) => withWindow(async (win) => {
+  const { spy, go: spyGo, log } = spyRuntime(runtime, go);
+  const { surface } = page(mod.fromRuntime(spy, { go: spyGo }));
   surface.listen({ allowedOrigins: [EXT] });
   const stranger = otherWindow();
   const sends = [
@@ -657,9 +681,9 @@ test("another window is served only from an exact allowed origin, and answered t
   surface.close();
 }));
 
-test("a wrapper with extra members is refused with INVALID_REQUEST and runs nothing", ({ api, runtime, mod }) => withWindow(async (win) => {
-  const { spy, log } = spyRuntime(runtime);
-  const { surface, execs } = page(mod.fromRuntime(spy));
+test("a wrapper with extra members is refused with INVALID_REQUEST and runs nothing", ({ api, runtime, mod, go }) => withWindow(async (win) => {
+  const { spy, go: spyGo, log } = spyRuntime(runtime, go);
+  const { surface, execs } = page(mod.fromRuntime(spy, { go: spyGo }));
   surface.listen();
   message(win, request(invokeReq("x2", "orders.search", {}), { session: session() }));
   await settle(() => win.posted.length === 1, "reply");
@@ -669,9 +693,9 @@ test("a wrapper with extra members is refused with INVALID_REQUEST and runs noth
   surface.close();
 }));
 
-test("maxMessageBytes bounds a request before the kernel", ({ api, runtime, mod }) => withWindow(async (win) => {
-  const { spy, log } = spyRuntime(runtime);
-  const { surface } = page(mod.fromRuntime(spy));
+test("maxMessageBytes bounds a request before the kernel", ({ api, runtime, mod, go }) => withWindow(async (win) => {
+  const { spy, go: spyGo, log } = spyRuntime(runtime, go);
+  const { surface } = page(mod.fromRuntime(spy, { go: spyGo }));
   surface.listen({ maxMessageBytes: 200 });
   message(win, request(invokeReq("big", "orders.search", { q: "y".repeat(300) })));
   message(win, request(invokeReq("small", "orders.search", { q: "y" })));
@@ -697,11 +721,11 @@ test("listen validates its options", ({ api }) => withWindow(async () => {
   surface.close();
 }));
 
-test("private channel: authenticate, per-port session, credential kept out", ({ api, runtime, mod }) => withWindow(async (win) => {
-  const { spy, log } = spyRuntime(runtime);
+test("private channel: authenticate, per-port session, credential kept out", ({ api, runtime, mod, go }) => withWindow(async (win) => {
+  const { spy, go: spyGo, log } = spyRuntime(runtime, go);
   const events = [];
   const seen = [];
-  const { surface } = page(mod.fromRuntime(spy), { session: () => session(), onAudit: (e) => events.push(e) });
+  const { surface } = page(mod.fromRuntime(spy, { go: spyGo }), { session: () => session(), onAudit: (e) => events.push(e) });
   surface.listen({
     allowedOrigins: [EXT],
     authenticate: async ({ credential, origin }) => {
@@ -1121,29 +1145,31 @@ test("a private channel's session getter is reached through the exports", ({ api
   }
 }));
 
-test("without the Go object, or with another module's, calls take js.FuncOf", async ({ mod, runtime, go }) => {
+test("without the Go object, or with another module's, fromRuntime refuses", async ({ mod, runtime, go }) => {
   const foreign = {
     _inst: { exports: {
       pling_entry_key: () => runtime.entryKey + 1,
       pling_handle: () => { throw new Error("another module's export was called"); },
       pling_describe: () => { throw new Error("another module's export was called"); },
       pling_answer: () => { throw new Error("another module's export was called"); },
+      pling_close: () => { throw new Error("another module's export was called"); },
     } },
     _resume() {},
   };
-  for (const [name, api] of [["no Go object", mod.fromRuntime(runtime)], ["another module", mod.fromRuntime(runtime, { go: foreign })]]) {
-    const { surface } = page(api, { execute: async () => ({ title: "ok" }) });
-    const before = fastEntries(runtime);
-    const r = await surface.handle(invokeReq("n", "orders.search", {}));
-    eq([r.ok, r.result], [true, { title: "ok" }], name);
-    eq(fastEntries(runtime) - before, 0, `${name}: calls through the exports`);
-    surface.close();
-  }
-  // The right Go object, given the same way, is used.
-  const { surface } = page(mod.fromRuntime(runtime, { go }));
+  // The exports are the only way in: no Go object, or another module's, is
+  // a TypeError before anything reaches a kernel.
+  throwsType(() => mod.fromRuntime(runtime), "no Go object");
+  throwsType(() => mod.fromRuntime(runtime, {}), "no go member");
+  throwsType(() => mod.fromRuntime(runtime, { go: foreign }), "another module's Go object");
+  throwsType(() => mod.fromRuntime(runtime, { go: { _inst: { exports: {} }, _resume() {} } }), "a Go object without the exports");
+  // The right Go object is used, for every call.
+  const { surface } = page(mod.fromRuntime(runtime, { go }), { execute: async () => ({ title: "ok" }) });
   const before = fastEntries(runtime);
   eq((await surface.handle(describeReq("g"))).ok, true, "with the Go object");
-  eq(fastEntries(runtime) - before, 1, "with the Go object: calls through the exports");
+  eq(fastEntries(runtime) - before, 1, "a describe is one export call");
+  const r = await surface.handle(invokeReq("n", "orders.search", {}));
+  eq([r.ok, r.result], [true, { title: "ok" }], "invoke");
+  eq(fastEntries(runtime) - before, 3, "an invoke whose executor answers later is two export calls");
   surface.close();
   throwsType(() => mod.fromRuntime(runtime, null), "null options");
 });
