@@ -16,6 +16,16 @@ type lastText[T any] struct {
 	val  *T
 }
 
+// getBytes is get for a text still in bytes: no string is made of it.
+func (c *lastText[T]) getBytes(text []byte) (*T, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.val != nil && c.text == string(text) {
+		return c.val, true
+	}
+	return nil, false
+}
+
 func (c *lastText[T]) get(text string) (*T, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -58,6 +68,18 @@ func (c *textCache[T]) get(text string) (*T, bool) {
 	defer c.mu.Unlock()
 	for i := range c.entries {
 		if e := &c.entries[i]; e.val != nil && e.text == text {
+			return e.val, true
+		}
+	}
+	return nil, false
+}
+
+// getBytes is get for a text still in bytes: no string is made of it.
+func (c *textCache[T]) getBytes(text []byte) (*T, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := range c.entries {
+		if e := &c.entries[i]; e.val != nil && e.text == string(text) {
 			return e.val, true
 		}
 	}

@@ -231,7 +231,7 @@ func harness(t testing.TB) js.Value {
 // Its time limit is a JS timer raced with p, not a Go timer: a Go timer
 // pending while the program waits makes the runtime re-arm a JS timeout
 // on every entry, which tests that count timers would see.
-func wait(t *testing.T, p js.Value) js.Value {
+func wait(t testing.TB, p js.Value) js.Value {
 	t.Helper()
 	v, err := awaitJS(withJSTimeout.Invoke(p, 20000))
 	if err != nil {

@@ -104,8 +104,22 @@ func (l lane) textParams(texts ...[]byte) (params []any, put [][]byte) {
 // and the call, and between the call and the copy out, nothing allocates
 // (see lane).
 func (l lane) call(op string, fn js.Value, args []any, put [][]byte, text bool) (a answer, err error) {
+	return l.callInto(op, fn, args, put, text, nil)
+}
+
+// callInto is call, except that with dst set a text answer in io is
+// copied into *dst (a.inIO set, a.text empty): a caller that looks the
+// text up in a cache makes no string of it unless it must.
+func (l lane) callInto(op string, fn js.Value, args []any, put [][]byte, text bool, dst *[]byte) (a answer, err error) {
 	var out *[]byte
-	if l.size > 0 && text {
+	switch {
+	case dst != nil:
+		if cap(*dst) < l.size {
+			*dst = make([]byte, l.size)
+		}
+		*dst = (*dst)[:cap(*dst)]
+		out = dst
+	case text:
 		out = laneBuffer(l.size)
 		defer laneBuffers.Put(out)
 	}
@@ -135,12 +149,25 @@ func (l lane) call(op string, fn js.Value, args []any, put [][]byte, text bool) 
 			}
 			b := (*out)[:n]
 			js.CopyBytesToGo(b, l.io)
-			a.text, a.inIO = string(b), true
+			a.inIO = true
+			if dst != nil {
+				*dst = b
+				return
+			}
+			a.text = string(b)
 			return
 		}
 		a.v = v
 	})
 	return a, err
+}
+
+// putScratch returns a buffer taken with laneBuffer that a text was built
+// in (the text went to io, or was copied into a JS string, by then).
+func putScratch(p *[]byte) {
+	if cap(*p) <= maxLaneBytes {
+		laneBuffers.Put(p)
+	}
 }
 
 // laneBuffer takes a pooled buffer of at least n bytes.

@@ -11,7 +11,7 @@ import (
 )
 
 // importJS imports an ES module of this repository by file URL.
-func importJS(t *testing.T, rel string) js.Value {
+func importJS(t testing.TB, rel string) js.Value {
 	t.Helper()
 	wd, err := os.Getwd()
 	if err != nil {

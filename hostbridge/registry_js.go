@@ -200,27 +200,34 @@ func (r *registry) View(ctx context.Context, q surface.ViewQuery) (*surface.View
 	if err != nil {
 		return nil, err
 	}
-	qb, err := surface.AppendJSON(make([]byte, 0, 64), q)
+	scratch := laneBuffer(0)
+	defer putScratch(scratch)
+	qb, err := surface.AppendJSON((*scratch)[:0], q)
+	*scratch = qb
 	if err != nil {
 		return nil, err
 	}
 	params, put := r.lane.textParams(qb)
-	a, err := r.lane.call("registry.view", r.view, params, put, true)
+	answer := laneBuffer(0)
+	defer putScratch(answer)
+	a, err := r.lane.callInto("registry.view", r.view, params, put, true, answer)
 	if err != nil {
 		return nil, err
 	}
-	text := a.text
-	if !a.inIO {
-		v, err := settleValue(ctx, "registry.view", a.v)
-		if err != nil {
-			return nil, err
+	if a.inIO {
+		if parsed, ok := r.views.getBytes(*answer); ok {
+			return r.viewWith(parsed, acts, gen), nil
 		}
-		if v.Type() != js.TypeString {
-			return nil, newError("registry.view", KindBadValue, "view() must answer JSON text")
-		}
-		text = v.String()
+		return r.viewOf(string(*answer), acts, gen)
 	}
-	return r.viewOf(text, acts, gen)
+	v, err := settleValue(ctx, "registry.view", a.v)
+	if err != nil {
+		return nil, err
+	}
+	if v.Type() != js.TypeString {
+		return nil, newError("registry.view", KindBadValue, "view() must answer JSON text")
+	}
+	return r.viewOf(v.String(), acts, gen)
 }
 
 // viewFrom reads a view's text that the host answered later, with the
@@ -243,10 +250,15 @@ func (r *registry) viewOf(text string, acts []surface.Action, gen string) (*surf
 		parsed.Actions = nil
 		r.views.put(text, parsed)
 	}
+	return r.viewWith(parsed, acts, gen), nil
+}
+
+// viewWith copies the cached view parsed with the actions in force.
+func (r *registry) viewWith(parsed *surface.View, acts []surface.Action, gen string) *surface.View {
 	view := *parsed
 	// The kernel only reads the actions, so the cached slice is shared.
 	view.Actions, view.ActionsVersion = acts, gen
-	return &view, nil
+	return &view
 }
 
 // registryStats is what tests read.

@@ -241,7 +241,10 @@ type auditor struct {
 }
 
 func (a auditor) onAudit(_ context.Context, ev surface.AuditEvent) error {
-	b, err := surface.AppendJSON(make([]byte, 0, 256), ev)
+	scratch := laneBuffer(0)
+	defer putScratch(scratch)
+	b, err := surface.AppendJSON((*scratch)[:0], ev)
+	*scratch = b
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"sync"
 	"sync/atomic"
 	"syscall/js"
 
@@ -83,6 +84,10 @@ const (
 	codeParked = -5
 )
 
+// errHostFailed answers an ask whose Promise failed (pling_answer's
+// codeFailed, or a code that is no answer of the ask's kind).
+var errHostFailed = newError("host", KindRejected, "the host's Promise failed")
+
 // errPending is what a host call reports when the host answered with a
 // Promise that the exchange must wait for (see stepCtx).
 var errPending = errors.New("hostbridge: the host answered with a Promise")
@@ -111,13 +116,39 @@ func pend(ctx context.Context, v js.Value) bool {
 	return true
 }
 
-// flight is one exchange in progress, taken through an export.
+// stepContext is the context of a flight's steps: it answers stepKey with
+// the flight's stepCtx and, for a call that brought its own session
+// getter, sessionTokenKey with its token. It lives inside the flight, so a
+// request makes no context of its own.
+type stepContext struct {
+	context.Context
+	sc      stepCtx
+	token   float64
+	perCall bool
+}
+
+func (c *stepContext) Value(key any) any {
+	switch key.(type) {
+	case stepKey:
+		return &c.sc
+	case sessionTokenKey:
+		if c.perCall {
+			return c.token
+		}
+		return nil
+	}
+	return c.Context.Value(key)
+}
+
+// flight is one exchange in progress, taken through an export. Flights are
+// pooled: one is taken per call and put back once its answer was given.
 type flight struct {
 	s   *Surface
 	k   *surface.Surface
 	x   *surface.Exchange
-	ctx context.Context
-	sc  *stepCtx
+	ctx context.Context // &c
+	c   stepContext
+	sc  *stepCtx // &c.sc
 	// a delivers the answer to the host's reply under the call's token.
 	a answerer
 	// describe: an in-page describe, answered as instance.describe.
@@ -178,19 +209,48 @@ func enterHandle(slot, n, token, flags int32) int32 {
 		return entryRefused
 	}
 	fastEntries.Add(1)
-	req := make([]byte, n)
-	js.CopyBytesToGo(req, s.lane.entry)
-	a := answerer{s: s, token: float64(token), shared: flags&flagShared != 0}
-	ctx := context.Background()
-	if flags&flagSession != 0 {
-		ctx = context.WithValue(ctx, sessionTokenKey{}, float64(token))
-	}
-	s.startHandle(&flight{s: s, a: a}, ctx, req, flags&flagSession != 0)
+	req := entryText(s, int(n))
+	f := newFlight(s, answerer{s: s, token: float64(token), shared: flags&flagShared != 0})
+	f.c.perCall, f.c.token = flags&flagSession != 0, float64(token)
+	s.startHandle(f, req, f.c.perCall)
 	return entryAccepted
 }
 
+var (
+	flights = sync.Pool{New: func() any { return new(flight) }}
+	// entryBuf takes the text an export was given: the kernel copies what
+	// it keeps while the call begins, before any host function runs, so
+	// one buffer serves every call, a nested one included.
+	entryBuf []byte
+)
+
+// entryText copies the n bytes in s's entryIO into entryBuf.
+func entryText(s *Surface, n int) []byte {
+	if cap(entryBuf) < n {
+		entryBuf = make([]byte, s.lane.size)
+	}
+	b := entryBuf[:n]
+	js.CopyBytesToGo(b, s.lane.entry)
+	return b
+}
+
+// newFlight takes a flight from the pool, ready for one call.
+func newFlight(s *Surface, a answerer) *flight {
+	f := flights.Get().(*flight)
+	*f = flight{s: s, a: a}
+	f.c.Context = context.Background()
+	f.ctx, f.sc = &f.c, &f.c.sc
+	return f
+}
+
+// release puts f back in the pool once its answer was given.
+func (f *flight) release() {
+	*f = flight{}
+	flights.Put(f)
+}
+
 // startHandle runs the request req in f until it is answered or waits.
-func (s *Surface) startHandle(f *flight, ctx context.Context, req []byte, perCall bool) {
+func (s *Surface) startHandle(f *flight, req []byte, perCall bool) {
 	defer f.recover()
 	runHook("handle.run")
 	switch {
@@ -209,8 +269,7 @@ func (s *Surface) startHandle(f *flight, ctx context.Context, req []byte, perCal
 		f.send(s.failure(surface.CodeInternalError, "internal error"))
 		return
 	}
-	f.k, f.sc = k, &stepCtx{}
-	f.ctx = context.WithValue(ctx, stepKey{}, f.sc)
+	f.k = k
 	f.buf = bufferPool.Get().(*[]byte)
 	f.x = k.BeginJSON((*f.buf)[:0], req)
 	f.run()
@@ -234,10 +293,9 @@ func enterDescribe(slot, n, token int32) int32 {
 	fastEntries.Add(1)
 	var input []byte
 	if n >= 0 {
-		input = make([]byte, n)
-		js.CopyBytesToGo(input, s.lane.entry)
+		input = entryText(s, int(n))
 	}
-	s.startDescribe(&flight{s: s, a: answerer{s: s, token: float64(token)}}, input)
+	s.startDescribe(newFlight(s, answerer{s: s, token: float64(token)}), input)
 	return entryAccepted
 }
 
@@ -255,8 +313,7 @@ func (s *Surface) startDescribe(f *flight, input []byte) {
 		f.send(describeFailure(perr))
 		return
 	}
-	f.k, f.sc = s.main, &stepCtx{}
-	f.ctx = context.WithValue(context.Background(), stepKey{}, f.sc)
+	f.k = s.main
 	f.x = s.main.BeginDescribe(in)
 	f.run()
 }
@@ -302,6 +359,7 @@ func (f *flight) run() {
 		a := f.x.Ask()
 		if a.Kind == surface.AskDone {
 			f.deliver()
+			f.release()
 			return
 		}
 		ans := f.answerNow(a)
@@ -332,7 +390,10 @@ func (f *flight) answerNow(a surface.Ask) surface.Answer {
 // texts through the lane: its answer is the result's text, or a Promise.
 func (f *flight) execute(a surface.Ask) surface.Answer {
 	ans := surface.Answer{Kind: a.Kind, Step: a.Step}
-	cb, err := surface.AppendJSON(make([]byte, 0, 256), a.Call.Context)
+	scratch := laneBuffer(0)
+	defer putScratch(scratch)
+	cb, err := surface.AppendJSON((*scratch)[:0], a.Call.Context)
+	*scratch = cb
 	if err != nil {
 		ans.Err = err
 		return ans
@@ -404,7 +465,7 @@ func nextTicket() int32 {
 // in entryIO, or one of the codes above.
 func (f *flight) answerFor(a surface.Ask, code float64) surface.Answer {
 	ans := surface.Answer{Kind: a.Kind, Step: a.Step}
-	failed := newError(a.Kind.String(), KindRejected, "the host's Promise failed")
+	var failed error = errHostFailed
 	text, isText := f.text(code)
 	switch a.Kind {
 	case surface.AskSession:

@@ -1,0 +1,52 @@
+//go:build js && wasm
+
+package hostbridge
+
+import (
+	"encoding/base64"
+	"os"
+	"strconv"
+	"syscall/js"
+	"testing"
+)
+
+// BenchmarkModuleInvoke measures what a page's invoke costs end to end in
+// Node: js/pling-surface.js bound to this module through its exports, the
+// bench fixture's page (48 orders, 50 actions), every control on (session,
+// scope, expose, replay guard, rate limit, schema, audit), and the
+// executor answering with a Promise, as row 7 of make bench does. The JS
+// loop runs b.N invokes; allocs/op are the Go side's per invoke.
+//
+//	GOOS=js GOARCH=wasm go test -run=NONE -bench=ModuleInvoke -exec="node --stack-size=8192 $PWD/hostbridge/testdata/exec_node.js" ./hostbridge/
+func BenchmarkModuleInvoke(b *testing.B) {
+	fx(b)
+	mod := importJS(b, "../js/pling-surface.js")
+	src, err := os.ReadFile("../bench/web/fixture.js")
+	if err != nil {
+		b.Fatal(err)
+	}
+	fixture := wait(b, js.Global().Call("eval", "import("+strconv.Quote("data:text/javascript;base64,"+base64.StdEncoding.EncodeToString(src))+")"))
+	api := mod.Call("fromRuntime", theRuntime(b), goOpts(b))
+	run := js.Global().Call("eval", `(api, fx) => {
+	  const page = fx.makePage(48);
+	  const surface = api.createSurface({
+	    registry: api.defineRegistry(page.parts), execute: page.execute, app: "orders-invoke",
+	    expose: page.ids, session: fx.makeSession(page.ids),
+	    rateLimit: { maxRequests: 1e9, windowMs: 60000 }, replay: { windowMs: 60000 },
+	    onAudit: () => {},
+	  });
+	  let seq = 0;
+	  return async (n) => {
+	    for (let i = 0; i < n; i++) {
+	      seq++;
+	      const r = await surface.handle({ protocol: fx.PROTOCOL, id: "m-" + seq, method: "invoke",
+	        capability: fx.NOTE_TEMPLATE, input: { record: "SO-1003", note: "n" + (seq % 2) } });
+	      if (!r.ok) throw new Error(JSON.stringify(r));
+	    }
+	  };
+	}`).Invoke(api, fixture)
+	wait(b, run.Invoke(200)) // warm: schemas compiled, buffers pooled
+	b.ReportAllocs()
+	b.ResetTimer()
+	wait(b, run.Invoke(b.N))
+}
