@@ -964,8 +964,20 @@ function buildHost(options, lane, deadlines, entries) {
       if (!isThenable(r)) return r;
       // The reply does not wait for the sink; its failure, or its not
       // settling within the host time limit, still reaches onAuditError.
-      withTimeout(r, HOST_TIMEOUT_MS).then(undefined, (reason) => {
+      let over = false;
+      const failed = (reason) => {
+        if (over) return;
+        over = true;
         if (host.auditError !== undefined) host.auditError(reason, String(reason && reason.message), eventJSON);
+      };
+      const id = {};
+      deadlines.start(id, HOST_TIMEOUT_MS, () => failed(new Error("timed out")));
+      whenSettled(r, () => {
+        over = true;
+        deadlines.finish(id);
+      }, (reason) => {
+        deadlines.finish(id);
+        failed(reason);
       });
       return undefined;
     };
