@@ -853,3 +853,37 @@ func TestMCPFacadeOverHTTP(t *testing.T) {
 		t.Errorf("SO-1004 shows %q", got)
 	}
 }
+
+// The README's first command, as an MCP host runs it: the official
+// TypeScript client starts `pling-mcp -url URL -app orders` with its default
+// environment, which names no display, here as root. The browser must start
+// (headless, without its sandbox, each said on stderr) and serve the demo.
+func TestMCPFirstCommand(t *testing.T) {
+	bin := buildFacade(t)
+	dir := tsClientDir(t)
+	d := startTSDriver(t, dir)
+	var conn struct{ Server struct{ Name string } }
+	d.do(t, "connect", map[string]any{"command": bin, "args": []string{"-url", siteURL + "/?first=" + randomHex(t, 6), "-app", "orders"}}).ok(t, &conn)
+	if conn.Server.Name != "pling-mcp" {
+		t.Fatalf("initialize: %+v", conn)
+	}
+	var tools map[string]mcpTool
+	deadline := time.Now().Add(testTimeout)
+	for {
+		tools = listTools(t, d)
+		if len(tools) > 1 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond) // the page may still be loading its surface
+	}
+	want := []string{"approve--order", "orders-go_to_page", "orders-search", "orders-set_filter", mcpfacade.ContextToolName, "update_note--order"}
+	if got := toolNames(tools); !slices.Equal(got, want) {
+		t.Fatalf("tools %v, want %v", got, want)
+	}
+	d.mu.Lock()
+	stderr := d.stderr.String()
+	d.mu.Unlock()
+	if !strings.Contains(stderr, "starts headless") {
+		t.Errorf("stderr does not say the browser starts headless: %q", stderr)
+	}
+}

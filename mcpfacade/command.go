@@ -11,6 +11,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -53,8 +58,8 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		timeout     = fs.Duration("timeout", client.DefaultTimeout, "how long one request to the page may take")
 		enumLimit   = fs.Int("record-enum", DefaultRecordEnumLimit, "list record ids as an enum in a template's record parameter when there are at most this many (0: never)")
 		execPath    = fs.String("chromium", "", "the browser to start (default: chromium, google-chrome, ... on PATH)")
-		headless    = fs.Bool("headless", false, "start the browser without a window (approvals then need the page some other way)")
-		noSandbox   = fs.Bool("no-sandbox", false, "start the browser with --no-sandbox (needed as root in most containers)")
+		headless    = fs.Bool("headless", false, "start the browser without a window (default: only when there is no display)")
+		noSandbox   = fs.Bool("no-sandbox", false, "start the browser with --no-sandbox (default: only as root, where Chromium's sandbox cannot run)")
 		verbose     = fs.Bool("v", false, "log what the facade does, and the browser's output, to stderr")
 	)
 	if err := fs.Parse(args); err != nil {
@@ -76,6 +81,16 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	case *poll < 0 || *timeout <= 0 || *enumLimit < 0:
 		return fail(2, "-poll, -timeout and -record-enum must not be negative")
 	}
+	if *pageURL != "" {
+		if err := checkURL(*pageURL, "http", "https"); err != nil {
+			return fail(2, "-url %q is not a web address (%v): give the page's full address, such as -url http://127.0.0.1:8080/", *pageURL, err)
+		}
+	}
+	if *devtools != "" {
+		if err := checkURL(*devtools, "http", "https", "ws", "wss"); err != nil {
+			return fail(2, "-devtools %q is not a DevTools address (%v): give it as http://127.0.0.1:9222 or ws://127.0.0.1:9222/devtools/browser/...", *devtools, err)
+		}
+	}
 	if *httpAddr != "" && !*allowRemote {
 		if err := CheckLoopback(*httpAddr); err != nil {
 			return fail(2, "%v (add -allow-non-loopback to serve it anyway)", err)
@@ -88,6 +103,27 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		level, browserOut = slog.LevelInfo, stderr
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *devtools == "" {
+		var h, ns *bool
+		if set["headless"] {
+			h = headless
+		}
+		if set["no-sandbox"] {
+			ns = noSandbox
+		}
+		var note string
+		var err error
+		*headless, *noSandbox, note, err = BrowserMode(hasDisplay(), os.Geteuid() == 0, h, ns)
+		if err != nil {
+			return fail(2, "%v", err)
+		}
+		if note != "" {
+			fmt.Fprintf(stderr, "pling-mcp: %s\n", note)
+		}
+	}
 
 	var fac atomic.Pointer[Facade]
 	startCtx, cancelStart := context.WithTimeout(ctx, time.Minute)
@@ -104,7 +140,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	})
 	cancelStart()
 	if err != nil {
-		return fail(1, "%v", err)
+		return fail(1, "%s", startHint(err, *pageURL, *devtools))
 	}
 	defer page.Close()
 
@@ -148,6 +184,81 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		return fail(1, "%v", err)
 	}
 	return 0
+}
+
+// checkURL accepts an absolute URL with one of schemes and a host.
+func checkURL(raw string, schemes ...string) error {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return errors.New("it does not parse")
+	case !slices.Contains(schemes, strings.ToLower(u.Scheme)):
+		return fmt.Errorf("it needs one of %s://", strings.Join(schemes, "://, "))
+	case u.Host == "":
+		return errors.New("it names no host")
+	}
+	return nil
+}
+
+// hasDisplay reports whether a window can be shown: on Linux and the BSDs
+// a display server must be named; elsewhere there always is one.
+func hasDisplay() bool {
+	switch runtime.GOOS {
+	case "linux", "freebsd", "openbsd", "netbsd", "dragonfly":
+		return os.Getenv("DISPLAY") != "" || os.Getenv("WAYLAND_DISPLAY") != ""
+	}
+	return true
+}
+
+// BrowserMode decides how to start the browser: headless and noSandbox are
+// the flags when given (nil: not given). Without a display the browser
+// starts headless, since a window cannot open; as root it starts without
+// its sandbox, since Chromium refuses to run as root with it. note says
+// such a choice in one line; err is a choice the flags forbid.
+func BrowserMode(display, root bool, headless, noSandbox *bool) (h, ns bool, note string, err error) {
+	var notes []string
+	switch {
+	case headless != nil:
+		h = *headless
+		if !h && !display {
+			return false, false, "", errors.New("no display (DISPLAY and WAYLAND_DISPLAY are unset) for a visible browser: drop -headless=false, run where a display is, or attach to a running browser with -devtools")
+		}
+	case !display:
+		h = true
+		notes = append(notes, "no display, so the browser starts headless; a person cannot see the page to approve anything there (attach to a visible browser with -devtools for that)")
+	}
+	switch {
+	case noSandbox != nil:
+		ns = *noSandbox
+		if !ns && root {
+			return false, false, "", errors.New("running as root, where Chromium's sandbox cannot start: drop -no-sandbox=false, or run pling-mcp as another user")
+		}
+	case root:
+		ns = true
+		notes = append(notes, "running as root, so the browser starts without its sandbox (--no-sandbox): a compromised page could then reach this machine; run as another user to keep the sandbox")
+	}
+	return h, ns, strings.Join(notes, "; "), nil
+}
+
+// startHint turns a failure to reach the page into one line that says what
+// to do. The cause is kept to its first line.
+func startHint(err error, pageURL, devtools string) string {
+	cause := err.Error()
+	if i := strings.IndexAny(cause, "\r\n"); i >= 0 {
+		cause = cause[:i]
+	}
+	var hint string
+	switch {
+	case errors.Is(err, errConnect):
+		hint = "cannot reach the browser at " + devtools + ": start it with --remote-debugging-port (see mcpfacade/README.md), or drop -devtools to let pling-mcp start one"
+	case errors.Is(err, errStart):
+		hint = "cannot start the browser: install Chromium (Debian: apt-get install chromium), or name it with -chromium PATH"
+	case errors.Is(err, errOpen):
+		hint = "cannot open " + pageURL + ": check that the page is being served there"
+	default:
+		return cause
+	}
+	return hint + " (" + strings.TrimPrefix(cause, "mcpfacade: ") + ")"
 }
 
 // firstSync reads the capabilities before serving, trying again while the

@@ -29,6 +29,13 @@ var pageJS string
 // worldName names the facade's isolated world in DevTools.
 const worldName = "pling-mcp"
 
+// Kinds of start-up failure, for the command's hints.
+var (
+	errStart   = errors.New("mcpfacade: start the browser")
+	errConnect = errors.New("mcpfacade: connect to the browser")
+	errOpen    = errors.New("mcpfacade: open the page")
+)
+
 // DefaultRequestTimeout bounds how long the page script waits for one
 // response when the caller's context has no deadline.
 const DefaultRequestTimeout = 30 * time.Second
@@ -176,9 +183,9 @@ func (p *Page) launch(ctx context.Context, ctxOpts []chromedp.ContextOption) err
 	if err := chromedp.Do(tab); err != nil {
 		p.cancel()
 		if errors.Is(err, chromedp.ErrNoDisplay) {
-			return fmt.Errorf("mcpfacade: start the browser: %w (start it headless, or attach to a running one)", err)
+			return fmt.Errorf("%w: no display for a window (start it headless, or attach to a running one)", errStart)
 		}
-		return fmt.Errorf("mcpfacade: start the browser: %w", err)
+		return fmt.Errorf("%w: %w", errStart, err)
 	}
 	if err := chromedp.Listen(tab, p.onEvent); err != nil {
 		p.cancel()
@@ -197,7 +204,7 @@ func (p *Page) navigate(ctx context.Context) error {
 	defer cancel()
 	defer context.AfterFunc(ctx, cancel)()
 	if err := chromedp.Do(rctx, chromedp.Navigate(p.opts.URL)); err != nil {
-		return fmt.Errorf("mcpfacade: open %s: %w", p.opts.URL, err)
+		return fmt.Errorf("%w %s: %w", errOpen, p.opts.URL, err)
 	}
 	return nil
 }
@@ -211,7 +218,7 @@ func (p *Page) attach(ctx context.Context, ctxOpts []chromedp.ContextOption) err
 	targets, err := chromedp.Targets(browser)
 	if err != nil {
 		stop()
-		return fmt.Errorf("mcpfacade: connect to %s: %w", p.opts.DevTools, err)
+		return fmt.Errorf("%w at %s: %w", errConnect, p.opts.DevTools, err)
 	}
 	id, err := pickTab(targets, p.opts.URL)
 	if err != nil {
