@@ -29,6 +29,8 @@ var (
 	foreignURLs map[string]string
 	// browser is the one Chromium of this test binary; each test opens a tab.
 	browser context.Context
+	// siteDir is the assembled test site (make test-site).
+	siteDir string
 )
 
 // requiredSiteFiles are what `make site` assembles and the tests load.
@@ -51,15 +53,18 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) (int, error) {
-	site, err := filepath.Abs(filepath.Join("..", "build", "site"))
+	// The tests have a site of their own, so that building it never pulls
+	// the files from under a running `make demo` (build/site).
+	site, err := filepath.Abs(filepath.Join("..", "build", "test-site"))
 	if err != nil {
 		return 1, err
 	}
 	for _, f := range requiredSiteFiles {
 		if _, err := os.Stat(filepath.Join(site, f)); err != nil {
-			return 1, fmt.Errorf("the assembled site is incomplete (%s): run `make site` first, or `make test-e2e`, which does", filepath.Join(site, f))
+			return 1, fmt.Errorf("the assembled test site is incomplete (%s): run `make test-site` first, or `make test-e2e`, which does", filepath.Join(site, f))
 		}
 	}
+	siteDir = site
 	chromium, err := exec.LookPath("chromium")
 	if err != nil {
 		return 1, fmt.Errorf("no chromium on PATH: run `make chromium` first, or `make test-e2e`, which does: %w", err)
@@ -111,25 +116,41 @@ func run(m *testing.M) (int, error) {
 	return code, nil
 }
 
-// embeddable lets an isolated page on another origin embed h's pages.
+// embeddable lets an isolated page on another origin embed h's pages: the
+// same-origin resource policy of devserver becomes cross-origin and its
+// framing headers go.
 func embeddable(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(corpWriter{w}, r)
+		w.Header().Set("Cross-Origin-Resource-Policy", "cross-origin")
+		h.ServeHTTP(headerFilter{w, []string{"Content-Security-Policy", "X-Frame-Options"}, "cross-origin"}, r)
 	})
 }
 
-// corpWriter replaces the same-origin resource policy of devserver with
-// cross-origin just before the headers go out.
-type corpWriter struct{ http.ResponseWriter }
-
-func (c corpWriter) WriteHeader(code int) {
-	c.Header().Set("Cross-Origin-Resource-Policy", "cross-origin")
-	c.ResponseWriter.WriteHeader(code)
+// headerFilter drops the drop headers (and sets the resource policy to corp,
+// when not empty) just before the headers go out.
+type headerFilter struct {
+	http.ResponseWriter
+	drop []string
+	corp string
 }
 
-func (c corpWriter) Write(b []byte) (int, error) {
-	c.Header().Set("Cross-Origin-Resource-Policy", "cross-origin")
-	return c.ResponseWriter.Write(b)
+func (f headerFilter) fix() {
+	for _, k := range f.drop {
+		f.Header().Del(k)
+	}
+	if f.corp != "" {
+		f.Header().Set("Cross-Origin-Resource-Policy", f.corp)
+	}
+}
+
+func (f headerFilter) WriteHeader(code int) {
+	f.fix()
+	f.ResponseWriter.WriteHeader(code)
+}
+
+func (f headerFilter) Write(b []byte) (int, error) {
+	f.fix()
+	return f.ResponseWriter.Write(b)
 }
 
 // browserOptions are the flags every browser of the tests starts with:
