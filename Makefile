@@ -5,26 +5,43 @@ GO        ?= go
 GOROOT    := $(shell $(GO) env GOROOT)
 BUILD     := build
 SITE      := $(BUILD)/site
+# The browser tests assemble a site of their own, so that `make test` never
+# deletes the files under a running `make demo`.
+TEST_SITE := $(BUILD)/test-site
 PORT      ?= 8080
 FUZZTIME  ?= 30s
 PKGS_NATIVE := ./surface/... ./cmd/... ./internal/... ./hostbridge/... ./client/... ./mcpfacade/... ./bench/... ./redisstate/...
 WASMFLAGS := -trimpath -ldflags="-s -w"
 
-.PHONY: all demo site test test-native test-js test-e2e chromium redis check fmt vet cross fuzz bench clean
+.PHONY: all demo site test-site test test-native test-js test-e2e chromium redis check fmt vet cross fuzz bench clean
 
 all: check test
 
 ## demo: build everything and serve the demo app on 127.0.0.1:$(PORT).
 demo: site
+	@echo "== starting the demo server (cmd/demo)"
 	$(GO) run ./cmd/demo -dir $(SITE) -addr 127.0.0.1:$(PORT)
 
 ## site: the demo site with the surface runtime under /pling/.
 site:
-	rm -rf $(SITE) && mkdir -p $(SITE)/pling
-	cp -R web/. $(SITE)/
-	cp js/*.js js/*.d.ts $(SITE)/pling/
-	cp "$(GOROOT)/lib/wasm/wasm_exec.js" $(SITE)/pling/wasm_exec.js
-	GOOS=js GOARCH=wasm $(GO) build $(WASMFLAGS) -o $(SITE)/pling/surface.wasm ./wasm
+	$(call assemble-site,$(SITE))
+
+## test-site: the same site in build/test-site, for the browser tests.
+test-site:
+	$(call assemble-site,$(TEST_SITE))
+
+# assemble-site builds a site in $(1): web/, the runtime under pling/, and
+# surface.wasm, the step that takes long with an empty build cache.
+define assemble-site
+	@echo "== assembling $(1)"
+	rm -rf $(1) && mkdir -p $(1)/pling
+	cp -R web/. $(1)/
+	cp js/*.js js/*.d.ts $(1)/pling/
+	cp "$(GOROOT)/lib/wasm/wasm_exec.js" $(1)/pling/wasm_exec.js
+	@echo "== building $(1)/pling/surface.wasm (GOOS=js; about a minute with an empty build cache)"
+	GOOS=js GOARCH=wasm $(GO) build $(WASMFLAGS) -o $(1)/pling/surface.wasm ./wasm
+	@echo "== built $(1)/pling/surface.wasm ($$(wc -c < $(1)/pling/surface.wasm) bytes)"
+endef
 
 .PHONY: extension test-client
 
@@ -49,28 +66,32 @@ screenshots: site extension chromium
 test: test-native test-js test-client test-e2e
 
 test-native: redis
+	@echo "== native tests with the race detector: one ok or FAIL line per package as it finishes; the first takes minutes while the race build compiles"
 	$(GO) test -race -count=1 $(PKGS_NATIVE)
 
 ## test-js: the GOOS=js packages under Node. The runner is Go's
 ## wasm_exec_node.js plus one line: it hands the JS tests the Go object, so
 ## that they can call the module's entry exports as loadSurface does.
 test-js:
+	@echo "== GOOS=js tests under Node (hostbridge, wasm)"
 	GOROOT="$(GOROOT)" GOOS=js GOARCH=wasm $(GO) test -count=1 -exec="node --stack-size=8192 $(CURDIR)/hostbridge/testdata/exec_node.js" ./hostbridge/... ./wasm/...
 
 ## test-client: the client library's unit tests, with Node's own runner.
 test-client:
+	@echo "== client library tests under node --test"
 	node --test js/client/ js/test/webmcp.test.mjs
 
 ## chromium: install Debian's Chromium when it is missing (never a downloaded browser).
 chromium:
-	@command -v chromium >/dev/null 2>&1 || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
+	@command -v chromium >/dev/null 2>&1 || { echo "== chromium is missing: installing Debian's chromium package with apt-get (needs root)"; apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
 
 ## redis: install Debian's redis-server when it is missing. Tests start their
 ## own instance on a free loopback port, without persistence, and stop it.
 redis:
-	@command -v redis-server >/dev/null 2>&1 || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server; }
+	@command -v redis-server >/dev/null 2>&1 || { echo "== redis-server is missing: installing Debian's redis-server package with apt-get (needs root)"; apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server; }
 
-test-e2e: site extension chromium redis
+test-e2e: test-site extension chromium redis
+	@echo "== browser tests in headless Chromium on $(TEST_SITE) (one package: its ok or FAIL line comes after a few minutes; the MCP test runs npm ci once)"
 	$(GO) test -count=1 ./e2e/...
 
 ## check: formatting, vet and cross-builds for every target the project runs on.
