@@ -243,8 +243,12 @@ func newFlight(s *Surface, a answerer) *flight {
 	return f
 }
 
-// release puts f back in the pool once its answer was given.
+// release puts f, and its exchange, back in their pools once its answer
+// was given.
 func (f *flight) release() {
+	if f.x != nil {
+		f.x.Release()
+	}
 	*f = flight{}
 	flights.Put(f)
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"pling.dev/agent/surface/internal/strictjson"
+	"sync"
 )
 
 // The kernel is a step machine. An Exchange is one request in progress: it
@@ -205,7 +206,22 @@ func (s *Surface) BeginDescribe(in DescribeInput) *Exchange {
 }
 
 func (s *Surface) newExchange(mode exchangeMode) *Exchange {
-	return &Exchange{s: s, mode: mode, start: s.now()}
+	x := exchanges.Get().(*Exchange)
+	*x = Exchange{s: s, mode: mode, start: s.now()}
+	return x
+}
+
+// exchanges holds exchanges given back with Release: an exchange is about
+// a kilobyte, and under WebAssembly allocating and collecting one per
+// request costs more than clearing it.
+var exchanges = sync.Pool{New: func() any { return new(Exchange) }}
+
+// Release gives x back for a later request once its caller is done with it
+// and with everything it answered (Reply's text, Response, DescribeJSON's
+// text). x must not be used after; an exchange not released is collected.
+func (x *Exchange) Release() {
+	*x = Exchange{}
+	exchanges.Put(x)
 }
 
 func (x *Exchange) decode(data []byte) {
