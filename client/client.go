@@ -406,7 +406,11 @@ func (c *Client) exchange(ctx context.Context, req []byte, want expect) (*envelo
 			env, err := parseEnvelope(raw, want)
 			return env, attempts, err
 		}
-		if attempts > c.opts.Retries || errors.Is(err, ErrClosed) || ctx.Err() != nil {
+		// A *ReplyError from the transport is a reply that arrived and was
+		// refused (larger than the bound, say): sending again would get it
+		// again, and an invoke may have run.
+		var rerr *ReplyError
+		if attempts > c.opts.Retries || errors.Is(err, ErrClosed) || errors.As(err, &rerr) || ctx.Err() != nil {
 			return nil, attempts, err
 		}
 	}

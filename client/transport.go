@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"pling.dev/agent/surface"
 )
@@ -19,7 +20,9 @@ import (
 //
 // An error means no reply arrived; the client may retry it with the same
 // request id. Errors matching ErrClosed (ErrNavigated among them) say the
-// surface is gone for good and are not retried.
+// surface is gone for good and are not retried. A *ReplyError (ReplyTooLarge
+// among them) says a reply arrived and was refused before it was read
+// whole: it is the call's outcome, and is not retried either.
 type Transport interface {
 	RoundTrip(ctx context.Context, request []byte) ([]byte, error)
 }
@@ -51,3 +54,11 @@ var (
 	// is another surface, and a retry there could run the action again.
 	ErrNavigated = fmt.Errorf("client: page navigated away: %w", ErrClosed)
 )
+
+// ReplyTooLarge is what a transport returns when the reply is larger than
+// limit bytes and it stopped reading it: a *ReplyError naming the bound.
+// Transports that read from a page should enforce the bound themselves,
+// before holding the whole reply.
+func ReplyTooLarge(limit int) error {
+	return badReply("larger than " + strconv.Itoa(limit) + " bytes")
+}

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"pling.dev/agent/client"
 )
@@ -140,5 +142,29 @@ func TestReplyVectors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A transport that refused a reply for its size ends the call with that
+// refusal: it is not sent again (an invoke may have run), and it is a
+// reply error, never "the page did not answer".
+func TestReplyTooLargeFromTransport(t *testing.T) {
+	var calls int
+	tr := client.TransportFunc(func(context.Context, []byte) ([]byte, error) {
+		calls++
+		return nil, client.ReplyTooLarge(1 << 20)
+	})
+	c := client.New(tr, client.Options{Backoff: func(int) time.Duration { return 0 }})
+	_, err := c.Describe(context.Background(), client.DescribeInput{})
+	var rerr *client.ReplyError
+	if !errors.As(err, &rerr) || !errors.Is(err, client.ErrBadReply) || !strings.Contains(err.Error(), "larger than 1048576 bytes") {
+		t.Fatalf("describe: %v", err)
+	}
+	_, err = c.Invoke(context.Background(), "x.y", nil, client.InvokeOptions{})
+	if !errors.Is(err, client.ErrOutcomeUnknown) || !errors.As(err, &rerr) {
+		t.Fatalf("invoke: %v", err)
+	}
+	if calls != 2 {
+		t.Fatalf("%d round trips for two calls: a refused reply was sent again", calls)
 	}
 }

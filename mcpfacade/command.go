@@ -130,6 +130,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	page, err := OpenPage(startCtx, PageOptions{
 		URL: *pageURL, DevTools: *devtools, ExecPath: *execPath, Headless: *headless, NoSandbox: *noSandbox,
 		App:           *app,
+		MaxReplyBytes: client.DefaultMaxReplyBytes,
 		BrowserOutput: browserOut,
 		OnNavigated: func() {
 			if f := fac.Load(); f != nil {
@@ -156,6 +157,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		PollInterval:    pollEvery,
 		RecordEnumLimit: enum,
 		Logger:          logger,
+		Check:           page.CheckOrigin,
 	})
 	fac.Store(f)
 	if err := firstSync(ctx, f); err != nil {
@@ -270,8 +272,9 @@ func firstSync(ctx context.Context, f *Facade) error {
 	for {
 		err := f.Sync(ctx)
 		var perr *client.ProtocolError
-		if err == nil || errors.As(err, &perr) || (errors.Is(err, client.ErrClosed) && !errors.Is(err, client.ErrNavigated)) {
-			return err
+		var rerr *client.ReplyError
+		if err == nil || errors.As(err, &perr) || errors.As(err, &rerr) || (errors.Is(err, client.ErrClosed) && !errors.Is(err, client.ErrNavigated)) {
+			return err // an answer, even one refused, ends the wait
 		}
 		select {
 		case <-ctx.Done():

@@ -35,6 +35,9 @@ const (
 	CodeSurfaceRefused = -32000
 	// CodePageUnreachable: nothing was sent, or the page is gone.
 	CodePageUnreachable = -32001
+	// CodeUnreadableReply: the page answered, and the answer was refused
+	// (larger than the bound, or not the protocol's).
+	CodeUnreadableReply = -32002
 )
 
 // Codes the facade itself puts in error data and structured content, next
@@ -48,6 +51,9 @@ const (
 	PageUnreachable = "PAGE_UNREACHABLE"
 	// InvalidArguments: the tool arguments could not be read at all.
 	InvalidArguments = "INVALID_ARGUMENTS"
+	// UnreadableReply: the page answered with something the facade
+	// refused to read (larger than the bound, malformed, another app).
+	UnreadableReply = "UNREADABLE_REPLY"
 )
 
 // Options configures a Facade. The zero value of every field is a
@@ -71,6 +77,45 @@ type Options struct {
 	RecordEnumLimit int
 	// Logger receives what the facade does. Default: nothing is logged.
 	Logger *slog.Logger
+	// Check, when set, is asked before every sync and every call whether
+	// the page may be used now; Page.CheckOrigin is one. While it fails
+	// the facade lists no page tools and refuses every call with its
+	// error, and a sync after it passes again brings the tools back.
+	Check func() error
+}
+
+// OriginError says the tab shows a document of another origin than the one
+// the facade is bound to. Nothing is sent there. It matches client.ErrClosed:
+// for the client, the bound page is gone.
+type OriginError struct {
+	Want  string // the bound origin: scheme://host:port of -url
+	Found string // the origin the tab shows ("null" for an opaque one)
+}
+
+func (e *OriginError) Error() string {
+	return fmt.Sprintf("the tab shows %s, not %s: pling-mcp lists and calls nothing on another origin; bring the tab back to %s", e.Found, e.Want, e.Want)
+}
+
+// Unwrap makes the error match client.ErrClosed.
+func (e *OriginError) Unwrap() error { return client.ErrClosed }
+
+// OtherOrigin is the code in the error data of a call refused because the
+// tab is on another origin.
+const OtherOrigin = "OTHER_ORIGIN"
+
+// CodeOtherOrigin is the JSON-RPC error code of such a call.
+const CodeOtherOrigin = -32003
+
+func originRefusal(oe *OriginError) *jsonrpc.Error {
+	return wireError(CodeOtherOrigin, oe.Error(), map[string]any{"code": OtherOrigin, "origin": oe.Found, "boundOrigin": oe.Want})
+}
+
+// check runs Options.Check.
+func (f *Facade) check() error {
+	if f.opts.Check == nil {
+		return nil
+	}
+	return f.opts.Check()
 }
 
 // Facade serves one page's surface as an MCP server: each effective
@@ -167,6 +212,10 @@ func (f *Facade) window() int {
 func (f *Facade) Sync(ctx context.Context) error {
 	f.syncMu.Lock()
 	defer f.syncMu.Unlock()
+	if err := f.check(); err != nil {
+		f.apply(nil) // not the bound page: it offers nothing
+		return err
+	}
 	d, err := f.c.Describe(ctx, client.DescribeInput{Limit: new(f.window())})
 	if err != nil {
 		f.syncFailed(err)
@@ -330,6 +379,11 @@ func (f *Facade) logSync(err error) {
 // arguments, record parameter included, are the invoke's input as they are.
 func (f *Facade) callCapability(capability string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var oe *OriginError
+		if err := f.check(); errors.As(err, &oe) {
+			f.Kick() // the list still shows the bound page's tools
+			return nil, originRefusal(oe)
+		}
 		var args json.RawMessage
 		if req.Params != nil {
 			args = req.Params.Arguments
@@ -386,7 +440,11 @@ func (f *Facade) mayChangeTools(r *client.Result, err error) bool {
 func invokeResult(r *client.Result, err error) (*mcp.CallToolResult, error) {
 	var unknown *client.OutcomeUnknownError
 	var perr *client.ProtocolError
+	var oe *OriginError
 	switch {
+	case errors.As(err, &oe):
+		// Checked in the page before anything is posted: nothing was sent.
+		return nil, originRefusal(oe)
 	case errors.As(err, &unknown):
 		// Checked first: it may wrap a protocol failure (REPLAY_DETECTED
 		// for a retry) that says nothing about the first attempt.
@@ -503,8 +561,16 @@ func protocolError(perr *client.ProtocolError) *jsonrpc.Error {
 // rpcError is the JSON-RPC error for a describe that got no description.
 func rpcError(err error) *jsonrpc.Error {
 	var perr *client.ProtocolError
-	if errors.As(err, &perr) {
+	var rerr *client.ReplyError
+	var oe *OriginError
+	switch {
+	case errors.As(err, &oe):
+		return originRefusal(oe)
+	case errors.As(err, &perr):
 		return protocolError(perr)
+	case errors.As(err, &rerr):
+		return wireError(CodeUnreadableReply, "the page answered, and the answer was refused: "+rerr.Error(),
+			map[string]any{"code": UnreadableReply, "message": rerr.Error()})
 	}
 	return unreachable(err)
 }
@@ -596,6 +662,9 @@ func (f *Facade) readContext(ctx context.Context, req *mcp.ReadResourceRequest) 
 // context describes with in and returns the view a reader gets: the app
 // and the context, not the capabilities, which are the tools.
 func (f *Facade) context(ctx context.Context, in client.DescribeInput) (map[string]any, error) {
+	if err := f.check(); err != nil {
+		return nil, err
+	}
 	d, err := f.c.Describe(ctx, in)
 	if err != nil {
 		return nil, err

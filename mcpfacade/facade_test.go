@@ -783,3 +783,27 @@ func TestBurstWithinRateLimit(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// A reply refused for its size is labelled as such, with the bound, and
+// never as an unreachable page: the page did answer.
+func TestRefusedReplyIsNotUnreachable(t *testing.T) {
+	var huge atomic.Bool
+	f := newFixture(t, fixtureOptions{transport: func(s *surface.Surface) client.Transport {
+		return client.TransportFunc(func(ctx context.Context, req []byte) ([]byte, error) {
+			if huge.Load() {
+				return nil, client.ReplyTooLarge(client.DefaultMaxReplyBytes)
+			}
+			return s.HandleJSON(ctx, req), nil
+		})
+	}})
+	huge.Store(true)
+	_, err := f.call(t, mcpfacade.ContextToolName, map[string]any{})
+	we, data := wireError(t, err)
+	if we.Code != mcpfacade.CodeUnreadableReply || data["code"] != mcpfacade.UnreadableReply || !strings.Contains(we.Message, "larger than 2097152 bytes") {
+		t.Fatalf("%d %q %v", we.Code, we.Message, data)
+	}
+	r, err := f.call(t, "orders-search", map[string]any{"query": "x"})
+	if err != nil || !r.IsError || structured(t, r)["code"] != mcpfacade.OutcomeUnknown || !strings.Contains(text(r), "larger than") {
+		t.Fatalf("invoke: %v %+v", err, r)
+	}
+}

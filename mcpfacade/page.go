@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -34,6 +35,15 @@ var (
 	errStart   = errors.New("mcpfacade: start the browser")
 	errConnect = errors.New("mcpfacade: connect to the browser")
 	errOpen    = errors.New("mcpfacade: open the page")
+)
+
+// Rejections of page.js that mean the page answered and the answer was
+// refused.
+const (
+	markerTooLarge   = "pling-mcp: reply larger than the bound"
+	markerUnreadable = "pling-mcp: reply not readable as JSON"
+	// markerOtherOrigin is followed by the origin found; nothing was posted.
+	markerOtherOrigin = "pling-mcp: the page is on another origin: "
 )
 
 // DefaultRequestTimeout bounds how long the page script waits for one
@@ -63,6 +73,10 @@ type PageOptions struct {
 	// App is put in every request message, so only that app's surface
 	// answers. Default "": every surface on the page may.
 	App string
+	// MaxReplyBytes bounds a reply, enforced in the page before the reply
+	// crosses to this process: a larger one is refused with
+	// client.ReplyTooLarge. Default client.DefaultMaxReplyBytes.
+	MaxReplyBytes int
 	// OnNavigated is called (on the browser's event goroutine: it must not
 	// block) after the main frame navigated to another document.
 	OnNavigated func()
@@ -91,6 +105,8 @@ type Page struct {
 	createMu sync.Mutex // one world creation at a time
 
 	mu     sync.Mutex
+	origin string // the bound origin, scheme://host:port
+	docURL string // the main frame's URL, from the latest navigation
 	cur    *world // nil: none yet, or the last one is gone
 	gen    int    // counts documents: bumped by every navigation
 	closed bool
@@ -122,7 +138,17 @@ func OpenPage(ctx context.Context, opts PageOptions) (*Page, error) {
 		logf = func(string, ...any) {}
 	}
 	ctxOpts := []chromedp.ContextOption{chromedp.WithLogf(logf), chromedp.WithErrorf(logf)}
+	if opts.MaxReplyBytes <= 0 {
+		opts.MaxReplyBytes = client.DefaultMaxReplyBytes
+	}
 	p := &Page{opts: opts, unique: map[runtime.ExecutionContextID]string{}}
+	if opts.URL != "" {
+		o, err := originOf(opts.URL)
+		if err != nil {
+			return nil, fmt.Errorf("%w %s: %v", errOpen, opts.URL, err)
+		}
+		p.origin = o
+	}
 	var err error
 	if opts.DevTools != "" {
 		err = p.attach(ctx, ctxOpts)
@@ -134,6 +160,55 @@ func OpenPage(ctx context.Context, opts PageOptions) (*Page, error) {
 	}
 	p.watch()
 	return p, nil
+}
+
+// originOf is the origin of an absolute URL as a browser writes it
+// (location.origin): scheme://host, with :port unless it is the scheme's
+// default. A URL without a host has an opaque origin, "null".
+func originOf(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", err
+	}
+	if u.Host == "" {
+		return "null", nil // about:blank, data:, an error page
+	}
+	scheme, host, port := strings.ToLower(u.Scheme), strings.ToLower(u.Hostname()), u.Port()
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	if port == "" || scheme == "http" && port == "80" || scheme == "https" && port == "443" {
+		return scheme + "://" + host, nil
+	}
+	return scheme + "://" + host + ":" + port, nil
+}
+
+// Origin is the origin the page is bound to: that of PageOptions.URL, or of
+// the only tab when no URL was given.
+func (p *Page) Origin() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.origin
+}
+
+// CheckOrigin returns an *OriginError when the tab's latest document is of
+// another origin than the bound one. Every request is checked again in the
+// page itself, just before it is posted; this check only spares the round
+// trip and tells a sync that the page's tools are not to be listed.
+func (p *Page) CheckOrigin() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.docURL == "" || p.origin == "" {
+		return nil
+	}
+	found, err := originOf(p.docURL)
+	if err != nil {
+		found = "null"
+	}
+	if found != p.origin {
+		return &OriginError{Want: p.origin, Found: found}
+	}
+	return nil
 }
 
 // watch closes p.done when the tab's context ends, the browser detaches the
@@ -220,11 +295,19 @@ func (p *Page) attach(ctx context.Context, ctxOpts []chromedp.ContextOption) err
 		stop()
 		return fmt.Errorf("%w at %s: %w", errConnect, p.opts.DevTools, err)
 	}
-	id, err := pickTab(targets, p.opts.URL)
+	id, tabURL, err := pickTab(targets, p.opts.URL)
 	if err != nil {
 		stop()
 		return err
 	}
+	if p.origin == "" {
+		// No -url: bound to the only tab's origin.
+		if p.origin, err = originOf(tabURL); err != nil || p.origin == "null" {
+			stop()
+			return fmt.Errorf("%w: the only tab shows %q, which has no origin to bind to: name the page with a URL", errOpen, tabURL)
+		}
+	}
+	p.docURL = tabURL
 	// The tab is the person's: leave it open when the facade goes.
 	tabOpts := []chromedp.ContextOption{chromedp.WithDetachOnCancel()}
 	if id != "" {
@@ -249,32 +332,43 @@ func (p *Page) attach(ctx context.Context, ctxOpts []chromedp.ContextOption) err
 	return nil
 }
 
-// pickTab returns the page tab whose URL starts with prefix ("" when none
-// does and prefix is set: the caller opens one), or the only page tab when
-// prefix is empty.
-func pickTab(targets []*target.Info, prefix string) (target.ID, error) {
+// pickTab returns the page tab to use and its URL: the first whose URL is
+// pageURL, else the first on pageURL's origin (compared exactly, scheme,
+// host and port: a string prefix would let http://127.0.0.1:80 match
+// http://127.0.0.1:8080), else "" (the caller opens one). Without pageURL,
+// the only page tab.
+func pickTab(targets []*target.Info, pageURL string) (target.ID, string, error) {
 	var pages []*target.Info
 	for _, t := range targets {
 		if t.Type == "page" {
 			pages = append(pages, t)
 		}
 	}
-	if prefix == "" {
+	if pageURL == "" {
 		if len(pages) == 1 {
-			return pages[0].TargetID, nil
+			return pages[0].TargetID, pages[0].URL, nil
 		}
 		urls := make([]string, 0, len(pages))
 		for _, t := range pages {
 			urls = append(urls, t.URL)
 		}
-		return "", fmt.Errorf("mcpfacade: %d tabs are open (%s): name the page with a URL", len(pages), strings.Join(urls, ", "))
+		return "", "", fmt.Errorf("mcpfacade: %d tabs are open (%s): name the page with a URL", len(pages), strings.Join(urls, ", "))
 	}
 	for _, t := range pages {
-		if strings.HasPrefix(t.URL, prefix) {
-			return t.TargetID, nil
+		if t.URL == pageURL {
+			return t.TargetID, t.URL, nil
 		}
 	}
-	return "", nil
+	want, err := originOf(pageURL)
+	if err != nil {
+		return "", "", err
+	}
+	for _, t := range pages {
+		if o, err := originOf(t.URL); err == nil && o == want {
+			return t.TargetID, t.URL, nil
+		}
+	}
+	return "", "", nil
 }
 
 // onEvent runs on the tab's event goroutine: it only records and signals.
@@ -284,6 +378,9 @@ func (p *Page) onEvent(ev any) {
 		if ev.Frame == nil || ev.Frame.ParentID != "" {
 			return // a subframe: the main frame's world is untouched
 		}
+		p.mu.Lock()
+		p.docURL = ev.Frame.URL
+		p.mu.Unlock()
 		p.lose(nil)
 		if p.opts.OnNavigated != nil {
 			p.opts.OnNavigated()
@@ -368,7 +465,8 @@ func (p *Page) RoundTrip(ctx context.Context, request []byte) ([]byte, error) {
 	}
 	app, _ := json.Marshal(p.opts.App)
 	req, _ := json.Marshal(string(request))
-	expr := fmt.Sprintf("globalThis.__plingMCPFacade.request(%s, %s, %d)", req, app, max(timeout.Milliseconds(), 1))
+	origin, _ := json.Marshal(p.Origin())
+	expr := fmt.Sprintf("globalThis.__plingMCPFacade.request(%s, %s, %d, %d, %s)", req, app, max(timeout.Milliseconds(), 1), p.opts.MaxReplyBytes, origin)
 
 	type answer struct {
 		reply string
@@ -384,6 +482,19 @@ func (p *Page) RoundTrip(ctx context.Context, request []byte) ([]byte, error) {
 	case a := <-done:
 		if a.err == nil {
 			return []byte(a.reply), nil
+		}
+		// The page answered, and the script refused the answer.
+		switch s := a.err.Error(); {
+		case strings.Contains(s, markerOtherOrigin):
+			found := s[strings.Index(s, markerOtherOrigin)+len(markerOtherOrigin):]
+			if i := strings.IndexAny(found, " \n\"'"); i >= 0 {
+				found = found[:i]
+			}
+			return nil, &OriginError{Want: p.Origin(), Found: found}
+		case strings.Contains(s, markerTooLarge):
+			return nil, client.ReplyTooLarge(p.opts.MaxReplyBytes)
+		case strings.Contains(s, markerUnreadable):
+			return nil, &client.ReplyError{Err: client.ErrBadReply, Detail: "the page's answer is not JSON"}
 		}
 		if gone(w) || contextLost(a.err) {
 			p.lose(w)

@@ -26,11 +26,15 @@
     if (id === null || !waiters.has(id)) return;
     const list = waiters.get(id);
     waiters.delete(id);
-    let text;
-    try {
-      text = JSON.stringify(d);
-    } catch (err) {
-      text = null;
+    // Sized before it is encoded: a 300 MB answer costs a walk of at most
+    // the bound, not a 300 MB string.
+    let text = TOO_BIG;
+    if (withinBound(d, maxReply)) {
+      try {
+        text = JSON.stringify(d);
+      } catch (err) {
+        text = null;
+      }
     }
     for (const w of list) w(text);
   });
@@ -40,7 +44,7 @@
   // a describe is posted again every RESEND_MS with the same id: describe
   // changes nothing and is not replay-guarded, and the first answer wins.
   // An invoke is posted exactly once.
-  function send(envelope, app, timeoutMs) {
+  function send(envelope, app, timeoutMs, maxBytes) {
     const id = envelope.id;
     const msg = { channel: CHANNEL, kind: "request", envelope };
     if (app) msg.app = app;
@@ -49,7 +53,10 @@
       const done = (reply) => {
         clearTimeout(timer);
         clearInterval(resend);
-        if (reply === null) reject(new Error("the response could not be read"));
+        // The bound holds here, in the browser: a larger reply never
+        // reaches pling-mcp's memory.
+        if (reply === null) reject(new Error(UNREADABLE));
+        else if (reply === TOO_BIG || utf8Length(reply, maxBytes) > maxBytes) reject(new Error(TOO_LARGE));
         else resolve(reply);
       };
       const timer = setTimeout(() => {
@@ -75,6 +82,64 @@
     });
   }
 
+  // Markers the facade reads in a rejection: the page answered, and the
+  // answer was refused (so the request is not sent again).
+  const TOO_LARGE = "pling-mcp: reply larger than the bound";
+  const UNREADABLE = "pling-mcp: reply not readable as JSON";
+  const OTHER_ORIGIN = "pling-mcp: the page is on another origin: ";
+
+  // utf8Length is the UTF-8 length of s, counted only as far as past limit.
+  function utf8Length(s, limit) {
+    if (s.length > limit) return s.length;
+    if (s.length * 3 <= limit) return s.length;
+    let n = 0;
+    for (let i = 0; i < s.length && n <= limit; i++) {
+      const c = s.charCodeAt(i);
+      if (c < 0x80) n += 1;
+      else if (c < 0x800) n += 2;
+      else if (c >= 0xd800 && c < 0xdc00 && i + 1 < s.length) {
+        n += 4;
+        i++;
+      } else n += 3;
+    }
+    return n;
+  }
+
+  // The largest bound any request asked for: the walk below uses it.
+  let maxReply = 0;
+  const TOO_BIG = {};
+
+  // withinBound walks v (the answer, as the page posted it) and reports
+  // whether its JSON can fit in limit bytes, counting each string's length
+  // and at least one byte for every other value. It stops as soon as the
+  // count passes limit, so its work is bounded by limit whatever v is,
+  // cycles included.
+  function withinBound(v, limit) {
+    let n = 0;
+    const stack = [v];
+    while (stack.length) {
+      const x = stack.pop();
+      if (typeof x === "string") n += x.length + 2;
+      else if (x && typeof x === "object") {
+        if (Array.isArray(x)) {
+          n += 2 + x.length;
+          if (n > limit) return false;
+          for (let i = 0; i < x.length; i++) stack.push(x[i]);
+        } else {
+          const keys = Object.keys(x);
+          n += 2;
+          for (const k of keys) {
+            n += k.length + 4;
+            if (n > limit) return false;
+            stack.push(x[k]);
+          }
+        }
+      } else n += 1;
+      if (n > limit) return false;
+    }
+    return true;
+  }
+
   let probes = 0;
 
   Object.defineProperty(globalThis, KEY, {
@@ -83,15 +148,19 @@
       // same id waits alongside the first attempt: one answer serves both.
       // The first invoke in a document that has not answered yet waits for
       // a describe to be answered, so it is not posted into the void.
-      async request(text, app, timeoutMs) {
+      async request(text, app, timeoutMs, maxBytes, origin) {
+        // The facade is bound to one origin: a document of another one
+        // (the tab navigated away) gets nothing, not even a describe.
+        if (origin && location.origin !== origin) throw new Error(OTHER_ORIGIN + location.origin);
+        maxReply = Math.max(maxReply, maxBytes);
         const envelope = JSON.parse(text);
         if (!answered && envelope.method !== "describe") {
           const deadline = Date.now() + timeoutMs;
           probes += 1;
-          await send({ protocol: envelope.protocol, id: `pling-mcp-ready-${probes}-${Date.now().toString(36)}`, method: "describe", input: { limit: 0 } }, app, timeoutMs);
+          await send({ protocol: envelope.protocol, id: `pling-mcp-ready-${probes}-${Date.now().toString(36)}`, method: "describe", input: { limit: 0 } }, app, timeoutMs, maxBytes);
           timeoutMs = Math.max(1, deadline - Date.now());
         }
-        return send(envelope, app, timeoutMs);
+        return send(envelope, app, timeoutMs, maxBytes);
       },
     }),
   });
