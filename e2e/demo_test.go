@@ -309,3 +309,40 @@ func clickTestID(t testing.TB, p *tab, id string) {
 		t.Fatalf("click %s: %v", id, err)
 	}
 }
+
+// TestDemoConsolePending drives the agent console as a person does: an
+// approval request it sends reads as pending in the console and in the
+// audit row, never as a success, because both read the kernel's
+// result.approval.status.
+func TestDemoConsolePending(t *testing.T) {
+	p := openDemo(t)
+	clickTestID(t, p, "console-describe")
+	waitPage(t, p, `document.querySelector('[data-testid="console-outcome"]').dataset.outcome === "success"`)
+	evalPage[bool](t, p, `(() => {
+		const pick = (id, value) => {
+			const e = document.querySelector('[data-testid="' + id + '"]');
+			e.value = value;
+			e.dispatchEvent(new Event("change", { bubbles: true }));
+		};
+		pick("console-capability", "approve@order");
+		pick("console-record", "SO-1005");
+		return true;
+	})()`)
+	clickTestID(t, p, "console-invoke")
+	waitPage(t, p, `!["success", "waiting"].includes(document.querySelector('[data-testid="console-outcome"]').dataset.outcome)`)
+	type box struct{ Outcome, Text, Response string }
+	got := evalPage[box](t, p, `(() => { const b = document.querySelector('[data-testid="console-outcome"]');
+		return { Outcome: b.dataset.outcome, Text: b.textContent, Response: document.querySelector('[data-testid="console-response"]').value }; })()`)
+	if got.Outcome != "pending-approval" || !strings.HasPrefix(got.Text, "Approval pending") {
+		t.Fatalf("console shows %q (%s), want Approval pending", got.Text, got.Outcome)
+	}
+	var reply struct {
+		Envelope struct {
+			ID string `json:"id"`
+		} `json:"envelope"`
+	}
+	if err := json.Unmarshal([]byte(got.Response), &reply); err != nil || reply.Envelope.ID == "" {
+		t.Fatalf("response pane %q: %v", got.Response, err)
+	}
+	checkAuditRow(t, p, reply.Envelope.ID, "pending-approval", "approval pending")
+}
