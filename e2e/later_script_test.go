@@ -475,3 +475,32 @@ func TestPrivateChannelFreedOnNavigation(t *testing.T) {
 		t.Errorf("the channel saw %v, want connected, held 1, then closed when the frame navigated", got)
 	}
 }
+
+// TestDemoLoadsTheSurfaceFirst: the demo does what the page-author guide
+// asks, since pages copy it: the surface's module is its first script and
+// every script is a module, so none runs before the surface.
+func TestDemoLoadsTheSurfaceFirst(t *testing.T) {
+	p := openDemo(t)
+	type script struct {
+		Src  string `json:"src"`
+		Type string `json:"type"`
+	}
+	got := evalPage[[]script](t, p, `[...document.scripts].map((s) => ({ src: s.getAttribute("src") || "(inline)", type: s.type }))`)
+	if len(got) == 0 || got[0].Src != "pling/pling-surface.js" {
+		t.Fatalf("scripts %+v, want pling/pling-surface.js first", got)
+	}
+	for _, s := range got {
+		if s.Type != "module" {
+			t.Errorf("script %s is %q, not a module: it could run before the surface", s.Src, s.Type)
+		}
+	}
+	// And the surface's listener does precede the page's: a connect
+	// message never reaches a listener the page adds.
+	evalPage[bool](t, p, `(window.__sawConnect = 0, addEventListener("message", (e) => { if (e.data && e.data.kind === "connect") window.__sawConnect++; }), true)`)
+	if a := evalAgent[connectAnswer](t, p, `agent.connect(undefined, {app: "orders"})`); a.Answer.Kind != "connected" {
+		t.Fatalf("connect: %+v", a.Answer)
+	}
+	if n := evalPage[int](t, p, `window.__sawConnect`); n != 0 {
+		t.Errorf("a page listener saw %d connect messages", n)
+	}
+}
