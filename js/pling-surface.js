@@ -54,7 +54,6 @@ const FunctionPrototype = Function.prototype;
 const { isArray } = Array;
 const { stringify: jsonStringify, parse: jsonParse } = JSON;
 const { isFinite: numberIsFinite, isSafeInteger } = Number;
-const PromiseResolve = Promise.resolve.bind(Promise);
 const stringCharCodeAt = Function.prototype.call.bind(String.prototype.charCodeAt);
 const { apply: reflectApply } = Reflect;
 const uncurryThis = FunctionPrototype.bind.bind(FunctionPrototype.call);
