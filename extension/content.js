@@ -71,7 +71,7 @@
 
   const handlers = {
     async "pling.discover"() {
-      const found = await discover({ timeoutMs: 4000 });
+      const found = await discover({ timeoutMs: 6000 });
       return {
         origin: location.origin,
         apps: found.map(({ app, outcome }) => ({ app: app ?? null, kind: outcome.kind, code: outcome.error ? outcome.error.code : null })),

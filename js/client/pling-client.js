@@ -873,8 +873,9 @@ async function discover(options = {}) {
   return new Promise((resolve, reject) => {
     const found = new Map(); // app -> outcome
     let settleTimer;
+    let repost;
     const finish = (err) => {
-      clearInterval(repost);
+      clearTimeout(repost);
       clearTimeout(timer);
       clearTimeout(settleTimer);
       win.removeEventListener("message", onMessage);
@@ -891,7 +892,7 @@ async function discover(options = {}) {
       // Discovery asks on the window, where any script of the page can answer.
       found.set(app, freeze({ ...classify(d, "describe", { id: envelope.id }), transport: "window", forgeable: true }));
       if (found.size === 1) {
-        clearInterval(repost);
+        clearTimeout(repost);
         settleTimer = setTimeout(() => finish(null), settleMs);
       }
     };
@@ -900,8 +901,15 @@ async function discover(options = {}) {
     win.addEventListener("message", onMessage);
     win.addEventListener("pagehide", onHide);
     // The same id each time: a describe has no effect, and several answers
-    // from one application count once.
-    const repost = setInterval(post, REPOST_INTERVAL_MS * 2);
+    // from one application count once. Each wait is twice the last (up to
+    // 2 s), so a page slow to answer is not handed a queue of copies.
+    let wait = REPOST_INTERVAL_MS * 2;
+    const again = () => {
+      post();
+      wait = Math.min(wait * 2, 2000);
+      repost = setTimeout(again, wait);
+    };
+    repost = setTimeout(again, wait);
     const timer = setTimeout(() => finish(clientError(ClientErrorCode.NO_SURFACE, `no surface answered within ${timeoutMs} ms`)), timeoutMs);
     post();
   });

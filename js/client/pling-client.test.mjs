@@ -596,6 +596,14 @@ describe("several surfaces on one page", () => {
     c.close();
   });
 
+  test("discover asks a silent page again less and less often", async () => {
+    const win = new FakeWindow();
+    await rejectsWith(discover({ window: win, timeoutMs: 1700 }), ClientErrorCode.NO_SURFACE);
+    // At 0, 500 and 1500 ms: a fixed 500 ms interval would have posted 4.
+    const n = win.requests().length;
+    assert.ok(n >= 2 && n <= 3, `${n} describes posted`);
+  });
+
   test("discover lists every app once", async () => {
     const win = new FakeWindow();
     fakeSurface(win, { app: "orders", handler: (env) => ok(env.id, ordersDescription()) });
