@@ -440,6 +440,7 @@ func TestExtensionPanelLayout(t *testing.T) {
 		Value       float64  `json:"value"`
 		Capability  float64  `json:"capability"`
 		List        float64  `json:"list"`
+		HiddenShown []string `json:"hiddenShown"`
 	}
 	for _, w := range []int64{320, 400, 560} {
 		t.Run(fmt.Sprint(w), func(t *testing.T) {
@@ -459,8 +460,13 @@ func TestExtensionPanelLayout(t *testing.T) {
 					invoke: w('[data-testid="ext-invoke"]'), sendsTo: w('[data-testid="ext-invoke-origin"]'),
 					value: w('[data-testid="ext-record-row-SO-1002"] dd[data-field="note"]'),
 					capability: w('[data-testid="ext-cap-update_note@order"]'), list: w('[data-testid="ext-capabilities"]'),
+					hiddenShown: [...document.querySelectorAll("[hidden]")].filter((e) => getComputedStyle(e).display !== "none").map((e) => e.tagName + "." + e.className),
 				};
 			})())))`)
+			// The demo has one app: no app picker. Nothing hidden is shown.
+			if len(l.HiddenShown) > 0 {
+				t.Errorf("hidden but shown: %v", l.HiddenShown)
+			}
 			if l.ScrollWidth > l.Width {
 				t.Errorf("scrolls sideways: %d > %d", l.ScrollWidth, l.Width)
 			}
