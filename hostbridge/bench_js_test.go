@@ -50,7 +50,7 @@ const benchReq = `{"protocol":"pling.surface/0.1","id":"b","method":"describe","
 // boundary: bridge calls the export with a reply function answered within
 // the call, bridge-via-js-promise waits for a Promise of the answer.
 //
-//	GOOS=js GOARCH=wasm go test -run=NONE -bench=. -exec="$(go env GOROOT)/lib/wasm/go_js_wasm_exec" ./hostbridge/
+//	GOOS=js GOARCH=wasm go test -run=NONE -bench=. -exec="node --stack-size=8192 $PWD/hostbridge/testdata/exec_node.js" ./hostbridge/
 func BenchmarkDescribe(b *testing.B) {
 	fx(b)
 	h := js.Global().Call("eval", benchHost)

@@ -14,7 +14,7 @@ import (
 // host that answers synchronously (as benchHost does; its executor is made
 // synchronous here, so no Promise needs the event loop).
 //
-//	GOOS=js GOARCH=wasm go test -run=NONE -bench=PagePath -exec="$(go env GOROOT)/lib/wasm/go_js_wasm_exec" ./hostbridge/
+//	GOOS=js GOARCH=wasm go test -run=NONE -bench=PagePath -exec="node --stack-size=8192 $PWD/hostbridge/testdata/exec_node.js" ./hostbridge/
 func BenchmarkPagePath(b *testing.B) {
 	fx(b)
 	h := js.Global().Call("eval", "(() => { const h = "+benchHost+`;
