@@ -1,0 +1,246 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"pling.dev/agent/mcpfacade"
+)
+
+// lockedBuffer collects a child's stderr while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// startFacadeProcess runs the built pling-mcp with args, driven by the
+// go-sdk client over stdio as an MCP host drives it.
+func startFacadeProcess(t *testing.T, args ...string) (*mcp.ClientSession, *exec.Cmd, chan struct{}) {
+	t.Helper()
+	bin := buildFacade(t)
+	cmd := exec.Command(bin, args...)
+	var env []string
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "DISPLAY=") && !strings.HasPrefix(e, "WAYLAND_DISPLAY=") {
+			env = append(env, e)
+		}
+	}
+	cmd.Env = env
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	changed := make(chan struct{}, 64)
+	c := mcp.NewClient(&mcp.Implementation{Name: "pling-e2e-go", Version: "0"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*testTimeout)
+	defer cancel()
+	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr.String())
+	}
+	t.Cleanup(func() {
+		cs.Close()
+		if t.Failed() || testing.Verbose() {
+			t.Logf("pling-mcp stderr:\n%s", stderr.String())
+		}
+	})
+	return cs, cmd, changed
+}
+
+// peakRSS is a process's peak resident memory in bytes (VmHWM).
+func peakRSS(t *testing.T, pid int) int64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 3 && f[0] == "VmHWM:" && f[2] == "kB" {
+			kb, err := strconv.ParseInt(f[1], 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmHWM in /proc status")
+	return 0
+}
+
+func toolSet(t *testing.T, cs *mcp.ClientSession) map[string]bool {
+	t.Helper()
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	for _, tl := range res.Tools {
+		out[tl.Name] = true
+	}
+	return out
+}
+
+// A page that answers the protocol itself with 300 MB replies: pling-mcp
+// refuses them in the page, names the bound, never calls the page
+// unreachable, starts serving at once, and stays under 100 MB resident.
+func TestMCPHostileReplySize(t *testing.T) {
+	const pad = 300_000_000
+	url := siteURL + "/e2e/mcp-hostile.html?pad=" + strconv.Itoa(pad)
+	start := time.Now()
+	cs, cmd, _ := startFacadeProcess(t, "-url", url, "-app", "orders", "-poll", "0", "-timeout", "60s")
+	t.Logf("initialize answered %v after the start", time.Since(start).Round(time.Millisecond))
+
+	ctx := context.Background()
+	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: mcpfacade.ContextToolName, Arguments: map[string]any{}})
+	var we *jsonrpc.Error
+	if !errors.As(err, &we) || we.Code != mcpfacade.CodeUnreadableReply || !strings.Contains(we.Message, "larger than 2097152 bytes") {
+		t.Fatalf("page_context over a 300 MB reply: %v", err)
+	}
+	var data map[string]any
+	_ = json.Unmarshal(we.Data, &data)
+	if data["code"] != mcpfacade.UnreadableReply {
+		t.Errorf("labelled %v, want %s (the page did answer)", data["code"], mcpfacade.UnreadableReply)
+	}
+	rss := peakRSS(t, cmd.Process.Pid)
+	t.Logf("pling-mcp peak resident memory after two %d-byte replies: %.1f MB", pad, float64(rss)/1e6)
+	if rss > 100<<20 {
+		t.Errorf("pling-mcp peaked at %.1f MB resident, over 100 MB", float64(rss)/1e6)
+	}
+}
+
+// pling-mcp is bound to the exact origin of -url. The tab navigates to
+// another origin whose page has its own surface: its tools are not listed,
+// a call is refused naming the origin found, and that page receives
+// nothing. Back on the bound origin, the tools return.
+func TestMCPOriginBinding(t *testing.T) {
+	br := startMCPBrowser(t)
+	home := siteURL + "/e2e/mcp-hostile.html?tool=home.read"
+	foreign := foreignURLs["same-site other port"] + "/mcp-hostile.html?tool=foreign.steal"
+	tabCtx, cancelTab := chromedp.NewContext(br.ctx)
+	defer cancelTab()
+	if err := chromedp.Do(tabCtx); err != nil {
+		t.Fatal(err)
+	}
+	// Navigations are started, not awaited: a cross-origin one may move
+	// the tab to another renderer, and the tools list says when it is done.
+	tabID := chromedp.FromContext(tabCtx).Target.TargetID
+	// attach is a fresh attachment to the tab, whichever renderer it is in
+	// now; cancelling it leaves the tab open.
+	attach := func() (context.Context, context.CancelFunc) {
+		return chromedp.NewContext(br.ctx, chromedp.WithTargetID(tabID), chromedp.WithDetachOnCancel())
+	}
+	nav := func(u string) {
+		t.Helper()
+		attached, cancelAttach := attach()
+		defer cancelAttach()
+		ctx, cancel := context.WithTimeout(attached, testTimeout)
+		defer cancel()
+		res, err := chromedp.Call(ctx, page.Navigate, page.NavigateParams{URL: u})
+		if err == nil && res.ErrorText != "" {
+			err = errors.New(res.ErrorText)
+		}
+		// A navigation that moves the tab to another renderer may end the
+		// command's session before it answers: it was started.
+		if err != nil && !strings.Contains(err.Error(), "navigated or closed") {
+			t.Fatalf("navigate to %s: %v", u, err)
+		}
+	}
+	nav(home)
+	waitPageText := func(ctx context.Context, expr string) string {
+		t.Helper()
+		attached, cancel := attach()
+		defer cancel()
+		ctx, cancelWait := context.WithTimeout(attached, testTimeout)
+		defer cancelWait()
+		for {
+			v, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
+			if err == nil {
+				return v
+			}
+			select {
+			case <-ctx.Done():
+				t.Fatalf("page: %v", err)
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+	}
+	homeJSON, _ := json.Marshal(home)
+	waitPageText(context.Background(), `location.href === `+string(homeJSON)+` && document.readyState === "complete" ? "ok" : 0`)
+	cs, _, changed := startFacadeProcess(t, "-devtools", br.wsURL, "-url", home, "-app", "orders", "-poll", "0")
+
+	waitTools := func(want map[string]bool) {
+		t.Helper()
+		deadline := time.After(testTimeout)
+		for {
+			got := toolSet(t, cs)
+			ok := len(got) == len(want)
+			for n := range want {
+				ok = ok && got[n]
+			}
+			if ok {
+				return
+			}
+			select {
+			case <-changed:
+			case <-time.After(200 * time.Millisecond):
+			case <-deadline:
+				t.Fatalf("tools %v, want %v", got, want)
+			}
+		}
+	}
+	waitTools(map[string]bool{"home-read": true, mcpfacade.ContextToolName: true})
+
+	nav(foreign)
+	waitTools(map[string]bool{mcpfacade.ContextToolName: true})
+	foreignOrigin := foreignURLs["same-site other port"]
+	for _, name := range []string{"foreign-steal", "home-read", mcpfacade.ContextToolName} {
+		_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: map[string]any{}})
+		if err == nil {
+			t.Fatalf("%s was called on %s", name, foreignOrigin)
+		}
+		// The facade's own tool stays listed and says why nothing works;
+		// the page's tools are no longer listed at all.
+		if name == mcpfacade.ContextToolName && !strings.Contains(err.Error(), foreignOrigin) {
+			t.Errorf("%s refused without naming the origin found: %v", name, err)
+		}
+	}
+	if o := waitPageText(context.Background(), `location.origin`); o != foreignOrigin {
+		t.Fatalf("the tab shows %s, want %s", o, foreignOrigin)
+	}
+	if answered := waitPageText(context.Background(), `document.querySelector("[data-testid=answered]").textContent`); answered != "0" {
+		t.Errorf("the page on %s received %s requests", foreignOrigin, answered)
+	}
+
+	nav(home)
+	waitTools(map[string]bool{"home-read": true, mcpfacade.ContextToolName: true})
+	r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "home-read", Arguments: map[string]any{}})
+	if err != nil || r.IsError {
+		t.Fatalf("back home: %v %+v", err, r)
+	}
+}
