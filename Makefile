@@ -18,9 +18,10 @@ WASMFLAGS := -trimpath -ldflags="-s -w"
 all: check test
 
 ## demo: build everything and serve the demo app on 127.0.0.1:$(PORT).
+## REDIS=127.0.0.1:6379 keeps its rate budget and replay claims in that Redis.
 demo: site
 	@echo "== starting the demo server (cmd/demo)"
-	$(GO) run ./cmd/demo -dir $(SITE) -addr 127.0.0.1:$(PORT)
+	$(GO) run ./cmd/demo -dir $(SITE) -addr 127.0.0.1:$(PORT)$(if $(REDIS), -redis $(REDIS))
 
 ## site: the demo site with the surface runtime under /pling/.
 site:

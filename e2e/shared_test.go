@@ -24,6 +24,14 @@ import (
 // parent (the test browser when nil) and waits for its surface.
 func sharedPage(t *testing.T, parent context.Context, base, q string) *tab {
 	t.Helper()
+	return pageIn(t, parent, base+"/e2e/shared.html?"+q, "window.__sharedReady === true")
+}
+
+// pageIn opens url in a new tab of parent (the test browser when nil) and
+// waits until ready is true in the page. Chromium's log of the backend's
+// refusals at /pling/state is not a problem of the page.
+func pageIn(t *testing.T, parent context.Context, url, ready string) *tab {
+	t.Helper()
 	if parent == nil {
 		parent = browser
 	}
@@ -51,10 +59,10 @@ func sharedPage(t *testing.T, parent context.Context, base, q string) *tab {
 	if err := chromedp.Listen(tabCtx, p.onEvent); err != nil {
 		t.Fatalf("listen: %v", err)
 	}
-	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/e2e/shared.html?"+q)); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
 		t.Fatalf("navigate: %v", err)
 	}
-	waitPage(t, p, "window.__sharedReady === true")
+	waitPage(t, p, ready)
 	return p
 }
 

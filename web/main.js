@@ -82,6 +82,9 @@ async function startSurface() {
     expose: [...store.ACTION_IDS],
     rateLimit: { maxRequests: 30, windowMs: 60_000 },
     replay: true,
+    // When the server keeps them (cmd/demo -redis), the rate budget and the
+    // replay claims are its: every tab and replica of the user shares one.
+    ...(await serverState()),
     onAudit: (event) => addAuditEvent(event),
   };
   const delegated = createSurface({ ...common, session: () => currentSession() });
@@ -153,6 +156,22 @@ function switchSurface() {
   active = { surface: want, stop: typeof stop === "function" ? stop : () => {} };
   if (isOpenMode()) setRuntimeStatus("open", "Agent surface: listening (OPEN MODE)");
   else setRuntimeStatus("listening", "Agent surface: listening");
+}
+
+// serverState reads the server's /config.json: when it names a state
+// endpoint, the limiter and guard ask it (js/pling-shared.js httpAdapter) and
+// refuse calls when it cannot answer. No config keeps both in the page.
+async function serverState() {
+  let url;
+  try {
+    const res = await fetch("./config.json", { cache: "no-store" });
+    url = res.ok ? (await res.json()).sharedState : undefined;
+  } catch {
+    url = undefined;
+  }
+  if (typeof url !== "string") return {};
+  const { httpLimiter, httpGuard } = await import("./pling/pling-shared.js");
+  return { rateLimit: { limiter: httpLimiter(url) }, replay: { guard: httpGuard(url) } };
 }
 
 function parseArgs(argsJson) {

@@ -16,8 +16,6 @@ import (
 	"strconv"
 	"syscall"
 	"time"
-
-	"pling.dev/agent/internal/devserver"
 )
 
 func main() {
@@ -33,16 +31,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fl.SetOutput(stderr)
 	addr := fl.String("addr", "127.0.0.1:8080", "listen address: a loopback address and port")
 	dir := fl.String("dir", "build/site", "directory to serve")
+	redisAddr := fl.String("redis", "", "loopback host:port of a Redis: keep the page's rate budget and replay claims there, shared by every tab and demo server on it")
 	if err := fl.Parse(args); err != nil {
 		return 2
 	}
 	if fl.NArg() > 0 {
-		fmt.Fprintf(stderr, "demo: unexpected argument %q (flags are -addr and -dir)\n", fl.Arg(0))
+		fmt.Fprintf(stderr, "demo: unexpected argument %q (flags are -addr, -dir and -redis)\n", fl.Arg(0))
 		return 2
 	}
-	if err := checkLoopback(*addr); err != nil {
+	if err := checkLoopback("-addr", *addr); err != nil {
 		fmt.Fprintf(stderr, "demo: %v\n", err)
 		return 2
+	}
+	if *redisAddr != "" {
+		if err := checkLoopback("-redis", *redisAddr); err != nil {
+			fmt.Fprintf(stderr, "demo: %v\n", err)
+			return 2
+		}
 	}
 	if fi, err := os.Stat(*dir); err != nil || !fi.IsDir() {
 		fmt.Fprintf(stderr, "demo: no site in %s: run make site first (make demo does)\n", *dir)
@@ -53,8 +58,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "demo: %s\n", listenError(*addr, err))
 		return 1
 	}
-	srv := &http.Server{Handler: devserver.Handler(*dir), ReadHeaderTimeout: 10 * time.Second}
+	defer ln.Close()
+	var b *backend
+	if *redisAddr != "" {
+		if b, err = newBackend(ctx, *redisAddr); err != nil {
+			fmt.Fprintf(stderr, "demo: %v\n", err)
+			return 1
+		}
+		defer b.client.Close()
+	}
+	srv := &http.Server{Handler: handler(*dir, b), ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(stdout, "Pling agent surface demo: http://%s/ (Ctrl-C stops it)\n", ln.Addr())
+	if b != nil {
+		fmt.Fprintf(stdout, "Rate budget and replay claims: Redis at %s, shared by every tab of the demo user\n", *redisAddr)
+	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {
@@ -71,19 +88,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // checkLoopback accepts host:port where host is a loopback IP or localhost.
 // An empty host would listen on every interface.
-func checkLoopback(addr string) error {
+func checkLoopback(flagName, addr string) error {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return fmt.Errorf("-addr %q is not host:port (for example 127.0.0.1:8080)", addr)
+		return fmt.Errorf("%s %q is not host:port (for example 127.0.0.1:8080)", flagName, addr)
 	}
 	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
-		return fmt.Errorf("-addr %q has no valid port (for example 127.0.0.1:8080)", addr)
+		return fmt.Errorf("%s %q has no valid port (for example 127.0.0.1:8080)", flagName, addr)
 	}
 	if host == "localhost" {
 		return nil
 	}
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
 		return nil
+	}
+	if flagName == "-redis" {
+		// The demo's made-up login must not spend budgets in a Redis that
+		// other machines' backends share.
+		return fmt.Errorf("-redis %q is not a loopback address: the demo keeps its demo user's limits in a Redis on this machine only (127.0.0.1, ::1 or localhost)", addr)
 	}
 	return fmt.Errorf("-addr %q is not a loopback address: the demo serves a surface in open mode and listens on 127.0.0.1, ::1 or localhost only", addr)
 }

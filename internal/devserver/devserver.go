@@ -44,7 +44,7 @@ func Handler(dir string) http.Handler {
 		h.Set("X-Frame-Options", "SAMEORIGIN")
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Cache-Control", "no-store")
-		if !hostAllowed(r) {
+		if !HostAllowed(r) {
 			http.Error(w, "421 misdirected request: the Host header does not name this server", http.StatusMisdirectedRequest)
 			return
 		}
@@ -92,10 +92,11 @@ func servable(site fs.FS, urlPath string) bool {
 	return fi.Mode().IsRegular()
 }
 
-// hostAllowed reports whether the request's Host names the local address
+// HostAllowed reports whether the request's Host names the local address
 // its connection arrived on, as an IP literal or as localhost, with its
 // port. A request without a known local address is refused.
-func hostAllowed(r *http.Request) bool {
+// Other handlers served beside the site (cmd/demo's) check it too.
+func HostAllowed(r *http.Request) bool {
 	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
 	if !ok {
 		return false
