@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -270,9 +269,8 @@ func TestSharedHTTPBackendOnRedis(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	site, _ := filepath.Abs(filepath.Join("..", "build", "site"))
 	mux := http.NewServeMux()
-	mux.Handle("/", devserver.Handler(site))
+	mux.Handle("/", devserver.Handler(siteDir))
 	mux.Handle("/e2e/", http.StripPrefix("/e2e", devserver.Handler("testdata")))
 	mux.Handle("/pling/state", state)
 	mux.HandleFunc("/login", func(w http.ResponseWriter, r *http.Request) {
