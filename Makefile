@@ -93,7 +93,7 @@ redis:
 
 test-e2e: test-site extension chromium redis
 	@echo "== browser tests in headless Chromium on $(TEST_SITE) (one package: its ok or FAIL line comes after a few minutes; the MCP test runs npm ci once)"
-	$(GO) test -count=1 ./e2e/...
+	$(GO) test -count=1 -timeout=25m ./e2e/...
 
 ## check: formatting, vet and cross-builds for every target the project runs on.
 check: fmt vet cross
