@@ -79,6 +79,14 @@ var laterPatches = []struct {
 	{"an index setter on Array.prototype", `{ try { Object.defineProperty(Array.prototype, "2", { configurable: true, set(v) {
 			Object.defineProperty(this, "2", { value: v, writable: true, enumerable: true, configurable: true }); } }); } catch {} }`,
 		"", "revoked", surface.CodeInternalError, true},
+	// The same, with a name taken away first, so that the prototype keeps
+	// the count of own names it had at load.
+	{"an index setter on Array.prototype in place of a deleted method", `{ try { delete Array.prototype.flatMap; Object.defineProperty(Array.prototype, "2", { configurable: true, set(v) {
+			Object.defineProperty(this, "2", { value: v, writable: true, enumerable: true, configurable: true }); } }); } catch {} }`,
+		"", "revoked", surface.CodeInternalError, true},
+	{"an index getter on Object.prototype in place of a deleted method", `{ try { delete Object.prototype.__lookupSetter__; Object.defineProperty(Object.prototype, "1", { configurable: true,
+			get() { return "orders.import"; }, set(v) { Object.defineProperty(this, "1", { value: v, writable: true, enumerable: true, configurable: true }); } }); } catch {} }`,
+		"", "revoked", surface.CodeInternalError, true},
 }
 
 // TestLaterScriptSession applies each patch after the surface loaded, then

@@ -615,8 +615,10 @@ const isPrimitive = (v) => v === null || (typeof v !== "object" && typeof v !== 
 
 /**
  * The values session text is made of, when that text is a function of them
- * alone (primitives, and the copied scope of strings); else undefined.
+ * alone (primitives, and the copied scope of strings); else undefined. The
+ * six fields first, in SNAPSHOT_KEYS order, then the scope's strings.
  */
+const SNAPSHOT_KEYS = freeze(["agentId", "sessionId", "userId", "expiresAt", "delegationId", "revokedAt"]);
 function sessionSnapshot(f) {
   if (f === null) return undefined;
   const { agentId, sessionId, userId, expiresAt, scope, delegationId, revokedAt } = f;
@@ -630,9 +632,31 @@ function sessionSnapshot(f) {
   return snap;
 }
 
-function sameSnapshot(a, b) {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+/**
+ * Whether the session s still reads as the snapshot snap, read the way
+ * sessionFields reads it (own data properties only) but without copying
+ * anything: a session that did not change costs a compare, not a copy of
+ * its scope.
+ */
+function sameSession(s, snap) {
+  if (s === null || typeof s !== "object") return false;
+  for (let i = 0; i < SNAPSHOT_KEYS.length; i++) {
+    let v = ownValue(s, SNAPSHOT_KEYS[i]);
+    if (i === 3 || i === 5) v = sessionTime(v); // expiresAt, revokedAt
+    if (v !== snap[i]) return false;
+  }
+  const scope = ownValue(s, "scope");
+  try {
+    if (!isArray(scope) || getPrototypeOf(scope) !== ArrayPrototype) return false;
+    const n = ownValue(scope, "length");
+    if (n !== snap.length - SNAPSHOT_KEYS.length) return false;
+    for (let i = 0; i < n; i++) {
+      const d = getOwnPropertyDescriptor(scope, i);
+      if (d === undefined || !hasOwn(d, "value") || d.value !== snap[SNAPSHOT_KEYS.length + i]) return false;
+    }
+  } catch {
+    return false;
+  }
   return true;
 }
 
@@ -656,10 +680,10 @@ function sessionGetter(source, repeats) {
       return settledText(s, sessionText);
     }
     if (!repeats || settles) return sessionText(s);
+    if (last !== undefined && sameSession(s, last)) return true;
+    last = undefined;
     const f = sessionFields(s);
     const snap = sessionSnapshot(f);
-    if (snap !== undefined && last !== undefined && sameSnapshot(snap, last)) return true;
-    last = undefined;
     const text = f === null ? null : fieldsText(f);
     last = snap;
     return text;
@@ -1207,17 +1231,23 @@ function pinBuiltins(g) {
 const INDEX_KEY = /^(?:0|[1-9][0-9]*)$/;
 const regExpTest = uncurryThis(RegExp.prototype.test);
 const { getOwnPropertyNames } = Object;
-const NAMES_AT_LOAD = freeze([getOwnPropertyNames(ObjectPrototype).length, getOwnPropertyNames(ArrayPrototype).length]);
+const RESULT_AT_LOAD = freeze([hasOwn(ObjectPrototype, "result"), hasOwn(ArrayPrototype, "result")]);
 
+// Array.prototype is an array: an index defined on it, data or accessor,
+// raises its length, which is an own, non-configurable data property, and
+// cannot come down while a non-configurable index holds it up. So its
+// length says in O(1) what a scan of its 40 names would. Object.prototype
+// has no such length: its own names are scanned, every time (a count
+// compared with the one at load would miss a name deleted and an index
+// added).
 function prototypesTampered() {
   if (PAGE_WINDOW === undefined) return false;
-  const protos = [ObjectPrototype, ArrayPrototype];
-  for (let p = 0; p < 2; p++) {
-    const names = getOwnPropertyNames(protos[p]);
-    if (names.length === NAMES_AT_LOAD[p]) continue;
-    for (let i = 0; i < names.length; i++) {
-      if (names[i] === "result" || regExpTest(INDEX_KEY, names[i])) return true;
-    }
+  if (ArrayPrototype.length !== 0) return true;
+  if (hasOwn(ArrayPrototype, "result") !== RESULT_AT_LOAD[1] || hasOwn(ObjectPrototype, "result") !== RESULT_AT_LOAD[0]) return true;
+  const names = getOwnPropertyNames(ObjectPrototype);
+  for (let i = 0; i < names.length; i++) {
+    const c = stringCharCodeAt(names[i], 0);
+    if (c >= 0x30 && c <= 0x39 && regExpTest(INDEX_KEY, names[i])) return true;
   }
   return false;
 }
