@@ -50,3 +50,36 @@ func BenchmarkModuleInvoke(b *testing.B) {
 	b.ResetTimer()
 	wait(b, run.Invoke(b.N))
 }
+
+// BenchmarkModuleDescribe is row 1's describe in Node: handle() with the
+// bench fixture's page, every control on, the default window of 8 records.
+func BenchmarkModuleDescribe(b *testing.B) {
+	fx(b)
+	mod := importJS(b, "../js/pling-surface.js")
+	src, err := os.ReadFile("../bench/web/fixture.js")
+	if err != nil {
+		b.Fatal(err)
+	}
+	fixture := wait(b, js.Global().Call("eval", "import("+strconv.Quote("data:text/javascript;base64,"+base64.StdEncoding.EncodeToString(src))+")"))
+	api := mod.Call("fromRuntime", theRuntime(b), goOpts(b))
+	run := js.Global().Call("eval", `(api, fx) => {
+	  const page = fx.makePage(48);
+	  const surface = api.createSurface({
+	    registry: api.defineRegistry(page.parts), execute: page.execute, app: "orders-describe",
+	    expose: page.ids, session: fx.makeSession(page.ids),
+	    rateLimit: { maxRequests: 1e9, windowMs: 60000 }, replay: { windowMs: 60000 },
+	    onAudit: () => {},
+	  });
+	  let seq = 0;
+	  return async (n) => {
+	    for (let i = 0; i < n; i++) {
+	      const r = await surface.handle({ protocol: fx.PROTOCOL, id: "d-" + ++seq, method: "describe" });
+	      if (!r.ok || r.result.capabilities.length !== fx.ACTION_COUNT || r.result.context.records.length !== 8) throw new Error(JSON.stringify(r).slice(0, 300));
+	    }
+	  };
+	}`).Invoke(api, fixture)
+	wait(b, run.Invoke(100))
+	b.ReportAllocs()
+	b.ResetTimer()
+	wait(b, run.Invoke(b.N))
+}

@@ -888,7 +888,8 @@ function buildHost(options, lane, deadlines, entries) {
       if (!isThenable(r)) return answer(run(() => resultText(r)));
       // Kept here for the wait that follows at once: handing the Promise
       // to the kernel would make it a JS value Go tracks and finalizes.
-      parked = settledText(r, resultText);
+      // wait maps its value to text as it settles, with no Promise between.
+      parked = r;
       return PARKED;
     },
   };
@@ -919,10 +920,21 @@ function buildHost(options, lane, deadlines, entries) {
     return FAILED;
   };
   host.wait = (ticket, kind, promise, limitMs) => {
+    let settled = (v) => give(encode(kind, v));
     if (promise === undefined) {
-      // The executor's Promise, parked by execute just before.
+      // The executor's thenable, parked by execute just before: its value
+      // becomes the result's text here, and a throw fails the call.
       promise = parked;
       parked = undefined;
+      settled = (v) => {
+        let code = FAILED;
+        try {
+          code = encode(kind, resultText(v));
+        } catch {
+          // not JSON: the call fails
+        }
+        give(code);
+      };
     }
     // Its own key: the deadlines serve every surface of the runtime.
     const id = {};
@@ -935,7 +947,7 @@ function buildHost(options, lane, deadlines, entries) {
       }
     };
     deadlines.start(id, limitMs, () => entries.answer(ticket, kind === ASK_EXECUTE ? TIMED_OUT : FAILED));
-    whenSettled(promise, (v) => give(encode(kind, v)), () => give(FAILED));
+    whenSettled(promise, settled, () => give(FAILED));
   };
   host.held = () => {
     const text = held;
