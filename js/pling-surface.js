@@ -1140,6 +1140,27 @@ function makeEntries(go, runtime) {
     }
     return r === 0;
   };
+  // Work deferred until no export is on the stack (see later).
+  let depth = 0;
+  let deferred = [];
+  const inside = (call) => {
+    depth++;
+    try {
+      return call();
+    } finally {
+      if (--depth === 0 && deferred.length > 0) {
+        const list = deferred;
+        deferred = [];
+        for (let i = 0; i < list.length; i++) {
+          try {
+            list[i]();
+          } catch {
+            // one answer's failure does not keep the others
+          }
+        }
+      }
+    }
+  };
   const entries = {
     key,
     /**
@@ -1148,13 +1169,24 @@ function makeEntries(go, runtime) {
      * (host.sessionFor).
      */
     handle: (slot, n, token, shared, session) =>
-      entered(exports.pling_handle(slot, n, token, (shared ? 1 : 0) | (session ? 2 : 0))),
+      entered(inside(() => exports.pling_handle(slot, n, token, (shared ? 1 : 0) | (session ? 2 : 0)))),
     /** A describe with its input n bytes in entryIO (-1: none); false: refused. */
-    describe: (slot, n, token) => entered(exports.pling_describe(slot, n, token)),
+    describe: (slot, n, token) => entered(inside(() => exports.pling_describe(slot, n, token))),
     /** The settled value of the Promise waited for under ticket. */
-    answer: (ticket, code) => entered(exports.pling_answer(ticket, code)),
+    answer: (ticket, code) => entered(inside(() => exports.pling_answer(ticket, code))),
     /** Closes the instance under slot. */
-    close: (slot) => entered(exports.pling_close(slot)),
+    close: (slot) => entered(inside(() => exports.pling_close(slot))),
+    /**
+     * Runs f once no export is on the stack: at once outside one, else
+     * just before the outermost export call returns to its caller. An
+     * answer is posted from there rather than from inside the kernel's
+     * call into JS: the same task and order, without wasm frames under
+     * postMessage and the caller's code.
+     */
+    later: (f) => {
+      if (depth === 0) f();
+      else append(deferred, f);
+    },
   };
   entriesOf.set(go, entries);
   // Another module's runtime: its slots are not this runtime's.
@@ -1524,7 +1556,7 @@ function bind(runtime, entries) {
       const finish = (a) => {
         if (answered) return;
         answered = true;
-        done(a);
+        entries.later(() => done(a));
       };
       const reply = (outIn, capsId, capsIn) => {
         const t = lane.texts(outIn, capsIn);

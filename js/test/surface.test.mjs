@@ -49,7 +49,16 @@ const EXT = "chrome-extension://abcdefghijklmnop";
  * the per-call session getters answered the kernel.
  */
 function spyRuntime(runtime, go) {
-  const log = { handle: [], describe: [], sessions: [] };
+  // depth: how many export calls are on the stack now.
+  const log = { handle: [], describe: [], sessions: [], depth: 0 };
+  const within = (f) => {
+    log.depth++;
+    try {
+      return f();
+    } finally {
+      log.depth--;
+    }
+  };
   const ex = go._inst.exports;
   const hosts = [];
   const dec = new TextDecoder();
@@ -60,9 +69,9 @@ function spyRuntime(runtime, go) {
   const spy = {
     _inst: { exports: {
       pling_entry_key: () => ex.pling_entry_key(),
-      pling_handle: (slot, n, token, flags) => { log.handle.push(entryText(n)); return ex.pling_handle(slot, n, token, flags); },
-      pling_describe: (slot, n, token) => { log.describe.push(entryText(n)); return ex.pling_describe(slot, n, token); },
-      pling_answer: (ticket, code) => ex.pling_answer(ticket, code),
+      pling_handle: (slot, n, token, flags) => { log.handle.push(entryText(n)); return within(() => ex.pling_handle(slot, n, token, flags)); },
+      pling_describe: (slot, n, token) => { log.describe.push(entryText(n)); return within(() => ex.pling_describe(slot, n, token)); },
+      pling_answer: (ticket, code) => within(() => ex.pling_answer(ticket, code)),
       pling_close: (slot) => ex.pling_close(slot),
     } },
     _resume: () => go._resume(),
@@ -1113,6 +1122,41 @@ test("16 invokes in flight, their executors settling in random order, each get t
   eq(execs.length, 16, "each executor ran once");
   surface.close();
 });
+
+test("answers are posted once no export is on the stack, in the kernel's order", ({ runtime, mod, go }) => withWindow(async (win) => {
+  const { spy, go: spyGo, log } = spyRuntime(runtime, go);
+  const sapi = mod.fromRuntime(spy, { go: spyGo });
+  const depths = [];
+  const post = win.postMessage;
+  win.postMessage = (message, targetOrigin) => {
+    depths.push(log.depth);
+    post(message, targetOrigin);
+  };
+  let inner;
+  const { surface } = page(sapi, {
+    execute: (id, argsJson) => {
+      if (JSON.parse(argsJson).q === "nested") {
+        // Page code the kernel runs calls the surface again, through the
+        // window, while the first call is inside its export.
+        message(win, request(describeReq("inner")));
+        return { hits: 2 };
+      }
+      if (JSON.parse(argsJson).q === "later") return Promise.resolve({ hits: 3 });
+      return { hits: 1 };
+    },
+  });
+  surface.listen();
+  message(win, request(describeReq("d")));
+  message(win, request(invokeReq("now", "orders.search", { q: "x" })));
+  message(win, request(invokeReq("outer", "orders.search", { q: "nested" })));
+  message(win, request(invokeReq("later", "orders.search", { q: "later" })));
+  await settle(() => win.posted.length === 5, "five answers");
+  eq(win.posted.map((p) => p.message.envelope.id), ["d", "now", "inner", "outer", "later"], "order");
+  eq(win.posted.map((p) => p.message.envelope.ok), [true, true, true, true, true], "all answered");
+  eq(depths, [0, 0, 0, 0, 0], "export calls on the stack at each post");
+  eq(log.handle.length, 5, "calls into Go");
+  surface.close();
+}));
 
 test("a private channel's session getter is reached through the exports", ({ api, runtime }) => withWindow(async (win) => {
   const events = [];
