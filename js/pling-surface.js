@@ -72,6 +72,7 @@ const mapSize = uncurryThis(getOwnPropertyDescriptor(Map.prototype, "size").get)
 const Uint8ArrayCtor = Uint8Array;
 const typedArrayBuffer = uncurryThis(getOwnPropertyDescriptor(getPrototypeOf(Uint8Array.prototype), "buffer").get);
 const setTimer = globalThis.setTimeout;
+const queueMicro = globalThis.queueMicrotask;
 const clearTimer = globalThis.clearTimeout;
 
 /** The original method name of C.prototype, uncurried; undefined where C is missing. */
@@ -1143,21 +1144,27 @@ function makeEntries(go, runtime) {
   // Work deferred until no export is on the stack (see later).
   let depth = 0;
   let deferred = [];
+  let flushing = false;
+  const flush = () => {
+    flushing = false;
+    const list = deferred;
+    deferred = [];
+    for (let i = 0; i < list.length; i++) {
+      try {
+        list[i]();
+      } catch {
+        // one answer's failure does not keep the others
+      }
+    }
+  };
   const inside = (call) => {
     depth++;
     try {
       return call();
     } finally {
-      if (--depth === 0 && deferred.length > 0) {
-        const list = deferred;
-        deferred = [];
-        for (let i = 0; i < list.length; i++) {
-          try {
-            list[i]();
-          } catch {
-            // one answer's failure does not keep the others
-          }
-        }
+      if (--depth === 0 && deferred.length > 0 && !flushing) {
+        flushing = true;
+        queueMicro(flush);
       }
     }
   };
@@ -1178,10 +1185,14 @@ function makeEntries(go, runtime) {
     close: (slot) => entered(inside(() => exports.pling_close(slot))),
     /**
      * Runs f once no export is on the stack: at once outside one, else
-     * just before the outermost export call returns to its caller. An
+     * in a microtask queued as the outermost export call returns. An
      * answer is posted from there rather than from inside the kernel's
      * call into JS: the same task and order, without wasm frames under
-     * postMessage and the caller's code.
+     * the caller's code, and from a short stack, which matters to
+     * postMessage: while a DevTools session has its Runtime domain on
+     * (DevTools open, pling-mcp, any CDP driver), Chromium captures a
+     * stack trace of up to 200 frames at every post, so a post's cost
+     * grows with the depth it is made from.
      */
     later: (f) => {
       if (depth === 0) f();
