@@ -19,32 +19,11 @@ import (
 //
 //	GOOS=js GOARCH=wasm go test -run=NONE -bench=ModuleInvoke -exec="node --stack-size=8192 $PWD/hostbridge/testdata/exec_node.js" ./hostbridge/
 func BenchmarkModuleInvoke(b *testing.B) {
-	fx(b)
-	mod := importJS(b, "../js/pling-surface.js")
-	src, err := os.ReadFile("../bench/web/fixture.js")
-	if err != nil {
-		b.Fatal(err)
-	}
-	fixture := wait(b, js.Global().Call("eval", "import("+strconv.Quote("data:text/javascript;base64,"+base64.StdEncoding.EncodeToString(src))+")"))
-	api := mod.Call("fromRuntime", theRuntime(b), goOpts(b))
-	run := js.Global().Call("eval", `(api, fx) => {
-	  const page = fx.makePage(48);
-	  const surface = api.createSurface({
-	    registry: api.defineRegistry(page.parts), execute: page.execute, app: "orders-invoke",
-	    expose: page.ids, session: fx.makeSession(page.ids),
-	    rateLimit: { maxRequests: 1e9, windowMs: 60000 }, replay: { windowMs: 60000 },
-	    onAudit: () => {},
-	  });
-	  let seq = 0;
-	  return async (n) => {
-	    for (let i = 0; i < n; i++) {
+	run := moduleBench(b, `
 	      seq++;
 	      const r = await surface.handle({ protocol: fx.PROTOCOL, id: "m-" + seq, method: "invoke",
 	        capability: fx.NOTE_TEMPLATE, input: { record: "SO-1003", note: "n" + (seq % 2) } });
-	      if (!r.ok) throw new Error(JSON.stringify(r));
-	    }
-	  };
-	}`).Invoke(api, fixture)
+	      if (!r.ok) throw new Error(JSON.stringify(r));`)
 	wait(b, run.Invoke(200)) // warm: schemas compiled, buffers pooled
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -52,8 +31,22 @@ func BenchmarkModuleInvoke(b *testing.B) {
 }
 
 // BenchmarkModuleDescribe is row 1's describe in Node: handle() with the
-// bench fixture's page, every control on, the default window of 8 records.
+// same page and controls, the default window of 8 records.
 func BenchmarkModuleDescribe(b *testing.B) {
+	run := moduleBench(b, `
+	      const r = await surface.handle({ protocol: fx.PROTOCOL, id: "d-" + ++seq, method: "describe" });
+	      if (!r.ok || r.result.capabilities.length !== fx.ACTION_COUNT || r.result.context.records.length !== 8) throw new Error(JSON.stringify(r).slice(0, 300));`)
+	wait(b, run.Invoke(100))
+	b.ReportAllocs()
+	b.ResetTimer()
+	wait(b, run.Invoke(b.N))
+}
+
+// moduleBench binds js/pling-surface.js to this module through its
+// exports, makes a surface over the bench fixture's page with every
+// control on, and returns an async function of n that runs body n times
+// (body sees surface, fx and a counter seq).
+func moduleBench(b *testing.B, body string) js.Value {
 	fx(b)
 	mod := importJS(b, "../js/pling-surface.js")
 	src, err := os.ReadFile("../bench/web/fixture.js")
@@ -62,24 +55,18 @@ func BenchmarkModuleDescribe(b *testing.B) {
 	}
 	fixture := wait(b, js.Global().Call("eval", "import("+strconv.Quote("data:text/javascript;base64,"+base64.StdEncoding.EncodeToString(src))+")"))
 	api := mod.Call("fromRuntime", theRuntime(b), goOpts(b))
-	run := js.Global().Call("eval", `(api, fx) => {
+	return js.Global().Call("eval", `(api, fx) => {
 	  const page = fx.makePage(48);
 	  const surface = api.createSurface({
-	    registry: api.defineRegistry(page.parts), execute: page.execute, app: "orders-describe",
+	    registry: api.defineRegistry(page.parts), execute: page.execute, app: "orders-bench",
 	    expose: page.ids, session: fx.makeSession(page.ids),
 	    rateLimit: { maxRequests: 1e9, windowMs: 60000 }, replay: { windowMs: 60000 },
 	    onAudit: () => {},
 	  });
 	  let seq = 0;
 	  return async (n) => {
-	    for (let i = 0; i < n; i++) {
-	      const r = await surface.handle({ protocol: fx.PROTOCOL, id: "d-" + ++seq, method: "describe" });
-	      if (!r.ok || r.result.capabilities.length !== fx.ACTION_COUNT || r.result.context.records.length !== 8) throw new Error(JSON.stringify(r).slice(0, 300));
+	    for (let i = 0; i < n; i++) {`+body+`
 	    }
 	  };
 	}`).Invoke(api, fixture)
-	wait(b, run.Invoke(100))
-	b.ReportAllocs()
-	b.ResetTimer()
-	wait(b, run.Invoke(b.N))
 }
