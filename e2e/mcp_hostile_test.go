@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -243,4 +244,83 @@ func TestMCPOriginBinding(t *testing.T) {
 	if err != nil || r.IsError {
 		t.Fatalf("back home: %v %+v", err, r)
 	}
+}
+
+// floodURL is the hostile page that, on its first request, logs a
+// size-byte string to its console n times and throws n errors with a
+// size-byte message, all carried by DevTools to pling-mcp.
+func floodURL(n, size int) string {
+	return siteURL + "/e2e/mcp-hostile.html?console=" + strconv.Itoa(n) + "&size=" + strconv.Itoa(size)
+}
+
+// checkConsoleFlood reads the page's context through pling-mcp while the
+// page floods DevTools with n console messages and n errors of size bytes,
+// checks that the page did send them all and that the page's tool gets
+// listed, and that pling-mcp did all this under 100 MB resident.
+func checkConsoleFlood(t *testing.T, cs *mcp.ClientSession, pid int, changed <-chan struct{}, n, size int) {
+	t.Helper()
+	ctx := context.Background()
+	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: mcpfacade.ContextToolName, Arguments: map[string]any{}})
+	raw, _ := json.Marshal(r)
+	want := 2 * n * size
+	switch {
+	case err != nil || r.IsError:
+		t.Errorf("page_context while the page floods its console: %v %+v", err, r)
+	case !strings.Contains(string(raw), `"logged":`+strconv.Itoa(want)):
+		t.Errorf("the page did not report %d bytes sent to its console: %.300s", want, raw)
+	}
+	// The first describe may outlast the start-up wait while the page
+	// floods; polling lists the tool once the page answers.
+	deadline := time.After(testTimeout)
+	for tools := toolSet(t, cs); !tools["hostile-tool"]; tools = toolSet(t, cs) {
+		select {
+		case <-changed:
+		case <-time.After(500 * time.Millisecond):
+		case <-deadline:
+			t.Errorf("tools after the flood: %v, want hostile-tool listed", tools)
+			tools["hostile-tool"] = true
+		}
+	}
+	rss := peakRSS(t, pid)
+	t.Logf("pling-mcp peak resident memory after %d bytes of console output: %.1f MB", want, float64(rss)/1e6)
+	if rss > 100<<20 {
+		t.Errorf("pling-mcp peaked at %.1f MB resident, over 100 MB", float64(rss)/1e6)
+	}
+}
+
+// A page that logs 30 MB strings to its console and throws 30 MB errors,
+// 300 MB in all, while pling-mcp started the browser (the DevTools pipe):
+// pling-mcp still answers and stays under 100 MB resident. So it does when
+// every message is just under the DevTools event bound, and is read.
+func TestMCPHostileConsole(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		n, size int
+	}{
+		{"over the bounds", 5, 30_000_000},
+		// Just under the 4 MiB event bound, so every message is read.
+		{"under the event bound", 20, 4_100_000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cs, cmd, changed := startFacadeProcess(t, "-url", floodURL(tc.n, tc.size), "-app", "orders", "-poll", "1s", "-timeout", "60s")
+			checkConsoleFlood(t, cs, cmd.Process.Pid, changed, tc.n, tc.size)
+		})
+	}
+}
+
+// The same flood while pling-mcp is attached to a running browser with
+// -devtools (a DevTools websocket).
+func TestMCPHostileConsoleAttached(t *testing.T) {
+	br := startMCPBrowser(t)
+	const n, size = 5, 30_000_000
+	url := floodURL(n, size)
+	// The tab is created without attaching to it, so that only pling-mcp
+	// receives its console.
+	ctx, cancel := context.WithTimeout(br.ctx, testTimeout)
+	defer cancel()
+	if _, err := chromedp.CallBrowser(ctx, target.CreateTarget, target.CreateTargetParams{URL: url}); err != nil {
+		t.Fatal(err)
+	}
+	cs, cmd, changed := startFacadeProcess(t, "-devtools", br.wsURL, "-url", url, "-app", "orders", "-poll", "1s", "-timeout", "60s")
+	checkConsoleFlood(t, cs, cmd.Process.Pid, changed, n, size)
 }
