@@ -128,6 +128,7 @@ fuzz:
 	$(GO) test -run=NONE -fuzz='^FuzzPlainResult$$' -fuzztime=$(FUZZTIME) ./surface/
 	$(GO) test -run=NONE -fuzz='^FuzzParseResponse$$' -fuzztime=$(FUZZTIME) ./client/
 	$(GO) test -run=NONE -fuzz='^FuzzHandler$$' -fuzztime=$(FUZZTIME) ./redisstate/
+	$(GO) test -run=NONE -fuzz='^FuzzFilter$$' -fuzztime=$(FUZZTIME) ./mcpfacade/internal/devtools/
 
 BENCH := $(BUILD)/bench
 .PHONY: bench-profile bench-boundary bench-brotli bench-site

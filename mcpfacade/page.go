@@ -19,9 +19,9 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
-	"github.com/chromedp/chromedp/remote"
 
 	"pling.dev/agent/client"
+	"pling.dev/agent/mcpfacade/internal/devtools"
 )
 
 //go:embed page.js
@@ -77,6 +77,15 @@ type PageOptions struct {
 	// crosses to this process: a larger one is refused with
 	// client.ReplyTooLarge. Default client.DefaultMaxReplyBytes.
 	MaxReplyBytes int
+	// MaxDevToolsReplyBytes and MaxDevToolsEventBytes bound one DevTools
+	// message from the browser, a reply to a command and anything else,
+	// enforced as it is read, before it is held whole: a larger event (a
+	// page's console output, say) is dropped, a larger reply fails its
+	// command with an error naming the bound. Defaults 16 MiB (a
+	// MaxReplyBytes reply as DevTools escapes it fits) and 4 MiB (any
+	// event carrying a URL fits). Not enforced for a started browser on
+	// Windows.
+	MaxDevToolsReplyBytes, MaxDevToolsEventBytes int
 	// OnNavigated is called (on the browser's event goroutine: it must not
 	// block) after the main frame navigated to another document.
 	OnNavigated func()
@@ -239,7 +248,8 @@ func (p *Page) launch(ctx context.Context, ctxOpts []chromedp.ContextOption) err
 	if out == nil {
 		out = io.Discard
 	}
-	allocOpts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.CombinedOutput(out))
+	allocOpts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.CombinedOutput(out),
+		devtools.BoundPipe(p.devtoolsBounds(), p.opts.Logf))
 	if !p.opts.Headless {
 		allocOpts = append(allocOpts, chromedp.VisibleWindow)
 	}
@@ -273,6 +283,10 @@ func (p *Page) launch(ctx context.Context, ctxOpts []chromedp.ContextOption) err
 	return nil
 }
 
+func (p *Page) devtoolsBounds() devtools.Bounds {
+	return devtools.Bounds{Reply: p.opts.MaxDevToolsReplyBytes, Event: p.opts.MaxDevToolsEventBytes}
+}
+
 // navigate opens the page's URL in the tab, waiting at most as long as ctx.
 func (p *Page) navigate(ctx context.Context) error {
 	rctx, cancel := context.WithCancel(p.tab)
@@ -286,7 +300,10 @@ func (p *Page) navigate(ctx context.Context) error {
 
 // attach connects to a running browser and to the page's tab in it.
 func (p *Page) attach(ctx context.Context, ctxOpts []chromedp.ContextOption) error {
-	allocCtx, cancelAlloc := remote.NewAllocator(context.Background(), p.opts.DevTools)
+	allocCtx, cancelAlloc := devtools.NewAllocator(context.Background(), p.opts.DevTools, devtools.Options{
+		Bounds: p.devtoolsBounds(),
+		Logf:   p.opts.Logf,
+	})
 	browser, cancelBrowser := chromedp.NewContext(allocCtx, ctxOpts...)
 	stop := func() { cancelBrowser(); cancelAlloc() }
 	// The first call connects; the connection lives as long as browser.
