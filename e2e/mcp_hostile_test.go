@@ -324,3 +324,40 @@ func TestMCPHostileConsoleAttached(t *testing.T) {
 	cs, cmd, changed := startFacadeProcess(t, "-devtools", br.wsURL, "-url", url, "-app", "orders", "-poll", "1s", "-timeout", "60s")
 	checkConsoleFlood(t, cs, cmd.Process.Pid, changed, n, size)
 }
+
+// A reply within the page's 2 MiB bound but over the DevTools event bound
+// once DevTools escapes it (1,000,000 characters U+0080, 2 MB of UTF-8,
+// 6 MB as DevTools writes them) is a reply, not an event: it is read whole
+// and the call succeeds, with the browser pling-mcp started and attached.
+func TestMCPLargeReplyPassesDevToolsBound(t *testing.T) {
+	url := siteURL + "/e2e/mcp-hostile.html?wide=1000000"
+	call := func(t *testing.T, cs *mcp.ClientSession, pid int) {
+		t.Helper()
+		r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: mcpfacade.ContextToolName, Arguments: map[string]any{}})
+		if err != nil || r.IsError {
+			t.Fatalf("page_context over a 6 MB DevTools reply: %v %+v", err, r)
+		}
+		if tools := toolSet(t, cs); !tools["hostile-tool"] {
+			t.Errorf("tools: %v", tools)
+		}
+		rss := peakRSS(t, pid)
+		t.Logf("pling-mcp peak resident memory: %.1f MB", float64(rss)/1e6)
+		if rss > 100<<20 {
+			t.Errorf("pling-mcp peaked at %.1f MB resident, over 100 MB", float64(rss)/1e6)
+		}
+	}
+	t.Run("started", func(t *testing.T) {
+		cs, cmd, _ := startFacadeProcess(t, "-url", url, "-app", "orders", "-poll", "0", "-timeout", "60s")
+		call(t, cs, cmd.Process.Pid)
+	})
+	t.Run("attached", func(t *testing.T) {
+		br := startMCPBrowser(t)
+		ctx, cancel := context.WithTimeout(br.ctx, testTimeout)
+		defer cancel()
+		if _, err := chromedp.CallBrowser(ctx, target.CreateTarget, target.CreateTargetParams{URL: url}); err != nil {
+			t.Fatal(err)
+		}
+		cs, cmd, _ := startFacadeProcess(t, "-devtools", br.wsURL, "-url", url, "-app", "orders", "-poll", "0", "-timeout", "60s")
+		call(t, cs, cmd.Process.Pid)
+	})
+}

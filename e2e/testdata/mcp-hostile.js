@@ -1,7 +1,8 @@
 // Answers the Pling protocol on the window without the runtime: whatever a
 // request asks, the reply is a description (or a success) padded with
 // ?pad=N bytes, so that an agent's side can be tried against replies of any
-// size.
+// size. ?wide=N adds N characters U+0080, which DevTools writes as six bytes
+// each (\u0080).
 //
 // ?console=N&size=B: on the first request, before answering, the page logs
 // a B-byte string to its console N times and throws N uncaught errors with
@@ -10,7 +11,7 @@
 // says how many bytes it sent that way ("logged").
 (() => {
   const q = new URLSearchParams(location.search);
-  const pad = "x".repeat(Number(q.get("pad") || 0));
+  const pad = "x".repeat(Number(q.get("pad") || 0)) + "\u0080".repeat(Number(q.get("wide") || 0));
   const tool = q.get("tool") || "hostile.tool";
   const flood = Number(q.get("console") || 0);
   const size = Number(q.get("size") || 0);
