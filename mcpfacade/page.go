@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/chromedp/cdproto"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
@@ -500,6 +501,9 @@ func (p *Page) RoundTrip(ctx context.Context, request []byte) ([]byte, error) {
 		if a.err == nil {
 			return []byte(a.reply), nil
 		}
+		if err := devtoolsRefusal(a.err); err != nil {
+			return nil, err
+		}
 		// The page answered, and the script refused the answer.
 		switch s := a.err.Error(); {
 		case strings.Contains(s, markerOtherOrigin):
@@ -531,6 +535,18 @@ func (p *Page) RoundTrip(ctx context.Context, request []byte) ([]byte, error) {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// devtoolsRefusal is the *client.ReplyError for an evaluation whose
+// DevTools reply was larger than its bound, which the transport skipped
+// unread: the page answered, and the answer was refused. Nil for any other
+// error.
+func devtoolsRefusal(err error) error {
+	var cerr *cdproto.Error
+	if errors.As(err, &cerr) && cerr.Code == devtools.ErrorCode {
+		return &client.ReplyError{Err: client.ErrBadReply, Detail: cerr.Message}
+	}
+	return nil
 }
 
 func gone(w *world) bool {
