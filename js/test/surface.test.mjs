@@ -229,6 +229,26 @@ test("a getter in a request never runs and the request is refused", async ({ api
   surface.close();
 });
 
+test("an array with a hole or a member beside its elements is refused, not filled in", async ({ api }) => {
+  const { surface, execs } = page(api);
+  const holed = ["a", "b", "c"];
+  delete holed[1];
+  const extra = ["a"];
+  extra.note = "x";
+  const hidden = ["a"];
+  Object.defineProperty(hidden, "note", { value: "x", enumerable: false });
+  const accessor = ["a", "b"];
+  Object.defineProperty(accessor, 1, { enumerable: true, get() { return "b"; } });
+  for (const [name, tags] of [["a hole", holed], ["an extra member", extra], ["a hidden member", hidden], ["an accessor element", accessor]]) {
+    const res = await surface.handle(invokeReq("h-" + name, "orders.search", { q: "x", tags }));
+    eq([res.ok, res.error && res.error.code], [false, "INVALID_REQUEST"], name);
+  }
+  eq(execs.length, 0, "executor calls");
+  const res = await surface.handle(invokeReq("h-plain", "orders.search", { q: "x" }));
+  assert(res.ok, `a plain request refused: ${JSON.stringify(res.error)}`);
+  surface.close();
+});
+
 test("toJSON and toString are never called on a request", async ({ api }) => {
   const { surface, execs } = page(api);
   // The hooks count calls on the request's own objects and otherwise leave
