@@ -26,6 +26,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"pling.dev/agent/internal/devserver"
+	"pling.dev/agent/internal/headless"
 )
 
 // siteFiles are what `make bench-site` assembles and the browser run loads.
@@ -73,21 +74,7 @@ func startSession(cfg config) (*session, error) {
 		_ = srv.Close()
 		return nil, err
 	}
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(chromium),
-		chromedp.UserDataDir(profile),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-background-timer-throttling", true),
-		chromedp.Flag("disable-renderer-backgrounding", true),
-		chromedp.Flag("disable-backgrounding-occluded-windows", true),
-	)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), headless.Options(chromium, profile)...)
 	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)
 	s := &session{cfg: cfg, base: "http://" + ln.Addr().String(), browser: browserCtx}
 	var once sync.Once

@@ -13,6 +13,8 @@ import (
 	"github.com/chromedp/cdproto/extensions"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
+
+	"pling.dev/agent/internal/headless"
 )
 
 // extensionTimeout bounds the whole extension scenario in its two tabs: it
@@ -47,7 +49,7 @@ func startExtensionBrowser(t *testing.T) *extensionBrowser {
 	// Registered before the browser's own cleanup, so it runs after the
 	// browser has exited; t.TempDir fails the test if it cannot remove it.
 	profile := t.TempDir()
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), browserOptions(chromium, profile,
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), headless.Options(chromium, profile,
 		// Debian's Chromium still honours --load-extension; the second flag
 		// keeps every other (component) extension out of the way.
 		chromedp.Flag("load-extension", dir),

@@ -18,6 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"pling.dev/agent/internal/devserver"
+	"pling.dev/agent/internal/headless"
 )
 
 var (
@@ -93,7 +94,7 @@ func run(m *testing.M) (int, error) {
 	}
 	defer os.RemoveAll(profile)
 
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), browserOptions(chromium, profile)...)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), headless.Options(chromium, profile)...)
 	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)
 	stop := func() {
 		cancelBrowser()
@@ -151,28 +152,4 @@ func (f headerFilter) WriteHeader(code int) {
 func (f headerFilter) Write(b []byte) (int, error) {
 	f.fix()
 	return f.ResponseWriter.Write(b)
-}
-
-// browserOptions are the flags every browser of the tests starts with:
-// headless, no network chatter on this closed network (without them
-// Chromium floods it with refused connections), and no throttling of
-// background tabs, since tabs of one browser run side by side. extra
-// options (an extension, a feature, a DevTools port) come last.
-func browserOptions(chromium, profile string, extra ...chromedp.ExecAllocatorOption) []chromedp.ExecAllocatorOption {
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromium),
-		chromedp.UserDataDir(profile),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-background-timer-throttling", true),
-		chromedp.Flag("disable-renderer-backgrounding", true),
-		chromedp.Flag("disable-backgrounding-occluded-windows", true),
-	}
-	return append(opts, extra...)
 }

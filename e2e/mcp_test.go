@@ -27,6 +27,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"pling.dev/agent/client"
+	"pling.dev/agent/internal/headless"
 	"pling.dev/agent/mcpfacade"
 	"pling.dev/agent/surface"
 )
@@ -53,7 +54,7 @@ func startMCPBrowser(t *testing.T) *mcpBrowser {
 	if err != nil {
 		t.Fatal(err)
 	}
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), browserOptions(chromium, profile,
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), headless.Options(chromium, profile,
 		remote.WebSocket, // a DevTools port instead of the pipe
 	)...)
 	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)

@@ -18,6 +18,8 @@ import (
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/cdproto/webmcp"
 	"github.com/chromedp/chromedp"
+
+	"pling.dev/agent/internal/headless"
 )
 
 // The WebMCP tests run the page's tools the way a browser agent does: a
@@ -53,7 +55,7 @@ func startWebMCPBrowser(t *testing.T) context.Context {
 	if err != nil {
 		t.Fatal(err)
 	}
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), browserOptions(chromium, profile,
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), headless.Options(chromium, profile,
 		chromedp.Flag("enable-features", "WebMCPTesting"),
 	)...)
 	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)

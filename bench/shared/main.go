@@ -28,6 +28,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"pling.dev/agent/internal/devserver"
+	"pling.dev/agent/internal/headless"
 	"pling.dev/agent/internal/redistest"
 	"pling.dev/agent/redisstate"
 	"pling.dev/agent/surface"
@@ -122,17 +123,7 @@ func browserLatency(site string, rc *redis.Client, n, warm int) (string, error) 
 		return "", err
 	}
 	defer os.RemoveAll(profile)
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(chromium),
-		chromedp.UserDataDir(profile),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-	)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), headless.Options(chromium, profile)...)
 	defer cancelAlloc()
 	ctx, cancel := chromedp.NewContext(allocCtx)
 	defer cancel()

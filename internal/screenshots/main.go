@@ -34,6 +34,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"pling.dev/agent/internal/devserver"
+	"pling.dev/agent/internal/headless"
 )
 
 // Window sizes: a common desktop for the page, and the width of a browser
@@ -91,20 +92,8 @@ func run(site, ext, out string) error {
 		return err
 	}
 	defer os.RemoveAll(profile)
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(chromium),
-		chromedp.UserDataDir(profile),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), headless.Options(chromium, profile,
 		chromedp.Flag("hide-scrollbars", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-background-timer-throttling", true),
-		chromedp.Flag("disable-renderer-backgrounding", true),
-		chromedp.Flag("disable-backgrounding-occluded-windows", true),
 		chromedp.Flag("force-device-scale-factor", "1"),
 		// The page's tools show in its top bar only where WebMCP exists.
 		chromedp.Flag("enable-features", "WebMCPTesting"),
@@ -113,7 +102,7 @@ func run(site, ext, out string) error {
 		// Lets this program press the extension's toolbar button
 		// (Extensions.triggerAction), which is what grants it the tab.
 		chromedp.Flag("enable-unsafe-extension-debugging", true),
-	)
+	)...)
 	defer cancelAlloc()
 	browser, cancelBrowser := chromedp.NewContext(allocCtx)
 	defer cancelBrowser()
