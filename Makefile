@@ -113,6 +113,7 @@ cross:
 ## fuzz: every fuzz target for FUZZTIME each.
 fuzz:
 	$(GO) test -run=NONE -fuzz='^FuzzDecode$$' -fuzztime=$(FUZZTIME) ./surface/internal/strictjson/
+	$(GO) test -run=NONE -fuzz='^FuzzValue$$' -fuzztime=$(FUZZTIME) ./internal/jsonread/
 	$(GO) test -run=NONE -fuzz='^FuzzCheckValue$$' -fuzztime=$(FUZZTIME) ./surface/internal/strictjson/
 	$(GO) test -run=NONE -fuzz='^FuzzFoldKey$$' -fuzztime=$(FUZZTIME) ./surface/internal/strictjson/
 	$(GO) test -run=NONE -fuzz='^FuzzValidate$$' -fuzztime=$(FUZZTIME) ./surface/internal/schema/

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"math"
 	"time"
+
+	"pling.dev/agent/internal/jsonread"
 )
 
 // Config is the static part of a surface's options, sent by the JS runtime
@@ -50,54 +52,66 @@ var (
 	replayFields    = []string{"windowMs"}
 )
 
-// parseConfig decodes the config text as decodeExact does with unknown
-// members refused: the JS runtime's usual form directly (see quickReader),
-// anything else, errors included, through encoding/json.
+// parseConfig decodes the config text as encoding/json would with
+// unknown members refused (DisallowUnknownFields).
 func parseConfig(data []byte) (Config, error) {
 	var cfg Config
-	if quick(data, func(r *quickReader) { r.config(&cfg) }) {
-		return cfg, nil
-	}
-	cfg = Config{}
-	err := decodeExact(data, &cfg, true)
-	return cfg, err
-}
-
-func (r *quickReader) config(c *Config) {
-	r.object(configFields, func(field int) {
+	r := jsonread.New(data)
+	r.Object(configFields, true, func(field int) {
 		switch field {
 		case 0:
-			r.text(&c.App)
+			r.String(&cfg.App)
 		case 1:
-			r.texts(&c.Expose)
+			r.Strings(&cfg.Expose)
 		case 2:
-			r.integer(&c.RecordLimit)
+			r.Int(&cfg.RecordLimit)
 		case 3:
-			r.integer(&c.MaxRecordLimit)
+			r.Int(&cfg.MaxRecordLimit)
 		case 4:
-			if !r.null() {
-				rl := new(RateLimitConfig)
-				r.object(rateLimitFields, func(f int) {
-					if f == 0 {
-						r.integer(&rl.MaxRequests)
-					} else {
-						r.float(&rl.WindowMs)
-					}
-				})
-				c.RateLimit = rl
+			if r.Null() {
+				cfg.RateLimit = nil
+				return
 			}
+			if cfg.RateLimit == nil {
+				cfg.RateLimit = new(RateLimitConfig)
+			}
+			rl := cfg.RateLimit
+			r.Object(rateLimitFields, true, func(f int) {
+				if f == 0 {
+					r.Int(&rl.MaxRequests)
+				} else {
+					r.Float(&rl.WindowMs)
+				}
+			})
 		case 5:
-			if !r.null() {
-				rp := new(ReplayConfig)
-				r.object(replayFields, func(int) { r.float(&rp.WindowMs) })
-				c.Replay = rp
+			if r.Null() {
+				cfg.Replay = nil
+				return
 			}
+			if cfg.Replay == nil {
+				cfg.Replay = new(ReplayConfig)
+			}
+			rp := cfg.Replay
+			r.Object(replayFields, true, func(int) { r.Float(&rp.WindowMs) })
 		case 6:
-			r.float(&c.ExecuteTimeoutMs)
+			r.Float(&cfg.ExecuteTimeoutMs)
 		case 7:
-			r.float(&c.HostTimeoutMs)
+			r.Float(&cfg.HostTimeoutMs)
 		}
 	})
+	if r.End() {
+		return cfg, nil
+	}
+	// encoding/json names the first unknown member unless the value
+	// before it broke a rule, or the value itself is not JSON.
+	if r.HasUnknown {
+		v := jsonread.New(data)
+		v.Skip()
+		if !v.Err {
+			return Config{}, unknownField(r.Unknown)
+		}
+	}
+	return Config{}, errNotDecoded
 }
 
 // DefaultHostTimeout bounds awaited host Promises other than the executor.

@@ -25,8 +25,8 @@ func parseDescribeInput(data []byte, maxBytes int) (surface.DescribeInput, *surf
 	if hasLoneSurrogate(data) {
 		return in, invalid("describe input is not valid JSON")
 	}
-	var raw any
-	if err := decodeExact(data, &raw, false); err != nil {
+	raw, err := parseTree(data)
+	if err != nil {
 		return in, invalid("describe input is not valid JSON")
 	}
 	if raw == nil {

@@ -1,7 +1,6 @@
 package surface
 
 import (
-	"encoding/json"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -70,7 +69,7 @@ func encodeCapabilities(caps []Capability) ([]byte, error) {
 	if w.err == nil && !w.slow {
 		return w.b, nil
 	}
-	return json.Marshal(caps)
+	return marshalStd(caps)
 }
 
 // capCache holds the capability sets derived from one actions version, one

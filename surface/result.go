@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+
+	"pling.dev/agent/internal/jsonread"
 )
 
 // Approval statuses a result may report. The agent learns where approval
@@ -37,7 +39,7 @@ func sanitizeResult(raw json.RawMessage) (json.RawMessage, bool, string, error) 
 		return json.RawMessage("null"), false, "", nil
 	}
 	if raw[0] != '{' {
-		if !json.Valid(raw) {
+		if !jsonread.Valid(raw) {
 			return nil, false, "", errors.New("result is not JSON")
 		}
 		return raw, false, "", nil
@@ -45,10 +47,15 @@ func sanitizeResult(raw json.RawMessage) (json.RawMessage, bool, string, error) 
 	if plainResult(raw) {
 		return raw, false, "", nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var obj map[string]any
-	if err := dec.Decode(&obj); err != nil || dec.More() {
+	// Read as encoding/json's Decoder reads one value into a map with
+	// UseNumber, then More: what follows the object may be white space, or
+	// a stray ] or }, which More does not count as another value.
+	r := jsonread.New(raw)
+	obj, _ := r.Value().(map[string]any)
+	if r.Err {
+		return nil, false, "", errors.New("result is not JSON")
+	}
+	if r.Space(); r.Pos < len(r.Data) && r.Data[r.Pos] != ']' && r.Data[r.Pos] != '}' {
 		return nil, false, "", errors.New("result is not JSON")
 	}
 	changed := false
@@ -73,7 +80,7 @@ func sanitizeResult(raw json.RawMessage) (json.RawMessage, bool, string, error) 
 	if !changed {
 		return raw, false, "", nil
 	}
-	b, err := json.Marshal(obj)
+	b, err := AppendJSON(nil, obj)
 	return b, business, approval, err
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -30,8 +31,77 @@ func decodeSanitize(raw []byte) (changed bool, err error) {
 
 var errInvalid = errors.New("result is not JSON")
 
+// referenceSanitize is sanitizeResult as it was written on encoding/json;
+// sanitizeResult must answer exactly the same.
+func referenceSanitize(raw json.RawMessage) (json.RawMessage, bool, string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return json.RawMessage("null"), false, "", nil
+	}
+	if raw[0] != '{' {
+		if !json.Valid(raw) {
+			return nil, false, "", errInvalid
+		}
+		return raw, false, "", nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var obj map[string]any
+	if err := dec.Decode(&obj); err != nil || dec.More() {
+		return nil, false, "", errInvalid
+	}
+	changed := false
+	approval := ""
+	if a, ok := obj["approval"]; ok {
+		approval = approvalStatus(a)
+		obj["approval"] = map[string]any{"status": approval}
+		changed = true
+	}
+	for _, k := range evidenceKeys {
+		if _, ok := obj[k]; ok {
+			delete(obj, k)
+			changed = true
+		}
+	}
+	business := false
+	if e, ok := obj["error"]; ok && e != nil {
+		business = true
+		obj["error"] = businessError(e)
+		changed = true
+	}
+	if !changed {
+		return raw, false, "", nil
+	}
+	b, err := json.Marshal(obj)
+	return b, business, approval, err
+}
+
+func checkSanitize(t *testing.T, raw []byte) {
+	t.Helper()
+	wb, wbus, wapp, werr := referenceSanitize(raw)
+	gb, gbus, gapp, gerr := sanitizeResult(raw)
+	if (werr != nil) != (gerr != nil) || !bytes.Equal(wb, gb) || wbus != gbus || wapp != gapp {
+		t.Fatalf("sanitizeResult(%q) = %q %v %q %v, want %q %v %q %v", raw, gb, gbus, gapp, gerr, wb, wbus, wapp, werr)
+	}
+}
+
+func TestSanitizeResultAgreesWithEncodingJSON(t *testing.T) {
+	for _, raw := range []string{
+		``, ` `, `null`, `1`, `"x"`, `[1,2]`, `[1,`, `tru`, `{}`, `{"a":1}`, `{"a":1}]`, `{"a":1}}`, `{"a":1} ]x`, `{"a":1} x`, `{"a":1}{}`, "{}\x00", "{} \x00",
+		`{"error":"boom","approvalToken":"t"}`, `{"error":{"code":"E","message":"m","stack":"s"},"approval":{"status":"granted","by":"x"}}`,
+		`{"approval":{"status":"weird"},"n":1.50,"s":"<&>\u2028","e":"\ud800"}`, "{\"error\":\"\xff\",\"x\":1}",
+		`{"error":1,"error":null}`, `{"error":null,"error":"late"}`, `{"Error":"case"}`, `{"approval":1,"nested":{"b":[true,null,{"c":-0.0e-0}]}}`,
+		`{"error":"x"}]`, `{"error":"x"} }`, `{"error":"x"} x`,
+		`{"error":"x","deep":` + strings.Repeat(`[`, 10000) + strings.Repeat(`]`, 10000) + `}`,
+		`{"error":"x","deep":` + strings.Repeat(`[`, 9998) + strings.Repeat(`]`, 9998) + `}`,
+	} {
+		checkSanitize(t, []byte(raw))
+	}
+}
+
 func checkPlainResult(t *testing.T, raw []byte) {
 	t.Helper()
+	checkSanitize(t, raw)
 	if len(raw) == 0 || raw[0] != '{' {
 		return
 	}

@@ -8,7 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"unicode/utf8"
+
+	"pling.dev/agent/internal/jsonread"
 )
 
 // referenceView is what ParseView must agree with: encoding/json with
@@ -26,17 +27,12 @@ func referenceView(data []byte) (*View, error) {
 	return v, nil
 }
 
-// fastView reports whether the direct reader took data, and what it read.
+// fastView reports whether the reader took data on its own, and what it read.
 func fastView(data []byte) (*View, bool) {
-	if !utf8.Valid(data) {
-		return nil, false // ParseView checks this before reading
-	}
-	p := viewParser{data: string(data)}
+	r := jsonread.New(data)
 	v := new(View)
-	p.space()
-	p.view(v)
-	p.space()
-	return v, !p.bad && p.pos == len(data)
+	readView(r, v)
+	return v, r.End()
 }
 
 func checkParseView(t *testing.T, data []byte) {
@@ -49,12 +45,13 @@ func checkParseView(t *testing.T, data []byte) {
 	if werr == nil && !reflect.DeepEqual(got, want) {
 		t.Fatalf("ParseView(%q)\n got %#v\nwant %#v", data, got, want)
 	}
-	// The direct reader on its own must never take input encoding/json
-	// refuses or reads differently.
-	if fv, ok := fastView(data); ok {
-		if werr != nil {
-			t.Fatalf("direct reader took %q, which encoding/json refuses: %v", data, werr)
-		}
+	// The reader on its own must take exactly what encoding/json takes
+	// (encoding/json is only asked to word an error), and read it the same.
+	fv, ok := fastView(data)
+	if ok != (werr == nil) {
+		t.Fatalf("reader took %q: %v; encoding/json error: %v", data, ok, werr)
+	}
+	if ok {
 		if !reflect.DeepEqual(fv, want) {
 			t.Fatalf("direct reader read %q as\n%#v\nwant %#v", data, fv, want)
 		}
@@ -84,7 +81,7 @@ func TestParseViewTakesTheUsualForm(t *testing.T) {
 	}
 }
 
-func TestParseViewLeavesTheRestToEncodingJSON(t *testing.T) {
+func TestParseViewReadsWhatEncodingJSONReads(t *testing.T) {
 	for _, text := range []string{
 		`{"Route":"/a"}`,                        // case-insensitive match
 		`{"route":"/a","ROUTE":"/b"}`,           // both, last wins
@@ -104,6 +101,26 @@ func TestParseViewLeavesTheRestToEncodingJSON(t *testing.T) {
 		`null`, `[]`, `"x"`, ``, `{"route":"a\u0000b"}`, `{"route":"tab	in string"}`,
 		"{\"route\":\"\xff\"}", // invalid UTF-8
 		`{"state":` + strings.Repeat(`[`, 300) + strings.Repeat(`]`, 300) + `}`, // deep
+		// A repeated member decodes into what the earlier one left: list
+		// elements and maps merge, within the slice's capacity too.
+		`{"regions":[{"id":"a","label":"L"}],"regions":[{"id":"b"}]}`,
+		`{"regions":[{"id":"a"},{"id":"b","label":"B"}],"regions":[{"id":"c"}],"regions":[{"id":"x"},{"id":"y"}]}`,
+		`{"records":[{"id":"a","fields":{"x":1},"actions":{"p":"q"}}],"RECORDS":[{"fields":{"y":2},"actions":{"r":null}}]}`,
+		`{"state":{"a":1},"state":{"b":2}}`, `{"state":{"a":1},"state":null}`, `{"recordIds":["x","y"],"recordIds":[null]}`,
+		`{"recordIds":["x"],"recordIds":[]}`, `{"regions":[{"id":"a"}],"regions":null}`,
+		`{"actions":[{"id":"a","record":{"kind":"k","total":3}},{"id":"b"}],"actions":[{"record":{"param":"p"}}]}`,
+		`{"records":[{"ID":"a","Id":"b","iD":"c"}]}`, `{"ſtate":{"k":1}}`, `{"\u0072oute":"/esc"}`, // folded and escaped names
+		`{"route":"\ud800\u0041"}`, `{"route":"\udc00\ud800"}`, `{"route":"\ud83d\ude00\ud83d"}`, `{"route":"\ud800\"}`,
+		"{\"ro\xffute\":1}", "{\"route\":\"a\xc3\"}", "{\"route\":\"\xed\xa0\x80\"}",
+		`{"recordsTotal":"1"}`, `{"recordsTotal":-9223372036854775808}`, `{"recordsTotal":9223372036854775808}`,
+		`{"records":[{"offscreen":null,"fields":null,"actions":null}]}`, `{"records":[{"actions":{"a":1}}]}`,
+		`{"route":"/a"}]`, `{"route":"/a"} {}`, " {\"route\":1}", `{"route":"\x"}`, `{"route":"\u12"}`, `{"route":"\u12G4"}`,
+		`{"state":{"n":01}}`, `{"state":{"n":-}}`, `{"state":{"n":1.}}`, `{"state":{"n":1e}}`, `{"state":{"n":.5}}`, `{"state":{"n":1e+5}}`,
+		`{"state":{"t":tru}}`, `{"state":{"t":nul}}`, `{"state":{"a":[1,]}}`, `{"state":{"a":{"b":1,}}}`, `{"state":{,}}`,
+		"\ufeff{}", // a byte order mark is not white space
+		`{"state":` + strings.Repeat(`[`, 9999) + strings.Repeat(`]`, 9999) + `}`,   // 10000 levels: read
+		`{"state":` + strings.Repeat(`[`, 10000) + strings.Repeat(`]`, 10000) + `}`, // 10001: refused
+		`{"unknown":` + strings.Repeat(`{"a":`, 10000) + `1` + strings.Repeat(`}`, 10000) + `}`,
 	} {
 		checkParseView(t, []byte(text))
 	}

@@ -21,7 +21,8 @@ import (
 // Description, Error, Observation, AuditEvent, CallContext, ViewQuery) and
 // plain JSON trees (map[string]any, []any, string, json.Number, bool, nil,
 // numbers, json.RawMessage) are written directly; any other value is handed
-// to encoding/json.
+// to encoding/json. Under js/wasm, where encoding/json is not linked (see
+// stdjson.go), such a value is an error instead.
 func AppendJSON(dst []byte, v any) ([]byte, error) {
 	w := wire{b: dst}
 	w.value(v)
@@ -31,7 +32,7 @@ func AppendJSON(dst []byte, v any) ([]byte, error) {
 	if w.slow {
 		// Something the direct path does not reproduce exactly (an invalid
 		// json.RawMessage, a time outside RFC 3339): let encoding/json decide.
-		b, err := json.Marshal(v)
+		b, err := marshalStd(v)
 		if err != nil {
 			return dst, err
 		}
@@ -162,7 +163,7 @@ func (w *wire) value(v any) {
 	case ViewQuery:
 		w.viewQuery(&x)
 	default:
-		b, err := json.Marshal(v)
+		b, err := marshalStd(v)
 		if err != nil {
 			w.err = err
 			return

@@ -2,7 +2,8 @@ package schema
 
 import (
 	"encoding/base64"
-	"encoding/json"
+
+	"pling.dev/agent/internal/jsonread"
 )
 
 // contentCheck is what draft-07 asserts with contentEncoding and
@@ -42,8 +43,12 @@ func (c *contentCheck) check(s string) (keyword, msg string) {
 		data = b
 	}
 	if c.json {
-		var v any
-		if json.Unmarshal(data, &v) != nil {
+		// What json.Unmarshal into an any accepts: one value whose
+		// numbers fit a float64.
+		r := jsonread.New(data)
+		r.Floats = true
+		r.Value()
+		if !r.End() {
 			return "contentMediaType", "value is not of mediatype 'application/json'"
 		}
 	}

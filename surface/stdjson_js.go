@@ -1,0 +1,19 @@
+//go:build js && wasm
+
+package surface
+
+import "errors"
+
+// Under js/wasm encoding/json is not linked (see stdjson.go). A view or an
+// action list the readers refuse is refused with this error, whose text
+// never leaves the bridge (the agent sees a protocol code).
+var errNotDecoded = errors.New("json: the text is not one JSON value of the expected shape")
+
+func decodeStd([]byte, any) error { return errNotDecoded }
+
+// errNotEncoded: a value that is neither a JSON tree nor a wire type
+// cannot be encoded there. The bridge only ever hands the kernel values it
+// read from JSON text, so this is not reached from a page.
+var errNotEncoded = errors.New("json: value is not a JSON tree or a wire type")
+
+func marshalStd(any) ([]byte, error) { return nil, errNotEncoded }
