@@ -42,6 +42,18 @@ func BenchmarkModuleDescribe(b *testing.B) {
 	wait(b, run.Invoke(b.N))
 }
 
+// BenchmarkModuleFloor is row 2f's request in Node: one the kernel refuses
+// at its first step (an unknown protocol), so one trip into Go and back.
+func BenchmarkModuleFloor(b *testing.B) {
+	run := moduleBench(b, `
+	      const r = await surface.handle({ protocol: "pling.surface/9", id: "f-" + ++seq, method: "invoke" });
+	      if (r.ok !== false || r.error.code !== "PROTOCOL_VERSION_UNSUPPORTED") throw new Error(JSON.stringify(r));`)
+	wait(b, run.Invoke(200))
+	b.ReportAllocs()
+	b.ResetTimer()
+	wait(b, run.Invoke(b.N))
+}
+
 // moduleBench binds js/pling-surface.js to this module through its
 // exports, makes a surface over the bench fixture's page with every
 // control on, and returns an async function of n that runs body n times
