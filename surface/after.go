@@ -33,7 +33,8 @@ func (s *Surface) observe(before *View, target *Record, now *View) *Observation 
 // diffMaps returns the keys of b that differ from a (a key gone from b maps
 // to nil), at most n of them in key order, and how many more were left out.
 func diffMaps(a, b map[string]any, n int) (map[string]any, int) {
-	var keys []string
+	var small [8]string // most diffs name a few keys: no allocation for the list
+	keys := small[:0]
 	for k, bv := range b {
 		if av, ok := a[k]; !ok || !sameValue(av, bv) {
 			keys = append(keys, k)

@@ -532,8 +532,10 @@ func (x *Exchange) afterTargetView(v *View, err error) {
 		return
 	}
 	x.action = action
-	// The record parameter is protocol, not business input.
-	x.input = withoutKey(x.input, t.param())
+	// The record parameter is protocol, not business input. The input is
+	// the exchange's own (decoded, or copied by CheckValue), so the member
+	// is dropped in place rather than by copying every other one.
+	delete(x.input, t.param())
 	x.checkInput()
 }
 

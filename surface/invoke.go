@@ -18,12 +18,4 @@ func concreteAction(r *Record, template string) (string, bool) {
 	return a, ok && a != ""
 }
 
-func withoutKey(m map[string]any, key string) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		if k != key {
-			out[k] = v
-		}
-	}
-	return out
-}
+

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -16,12 +17,41 @@ func Decode(data []byte, lim Limits) (any, error) {
 		return nil, &Error{Kind: KindTooLarge, Offset: int64(max(lim.MaxBytes, 0)), Msg: "input exceeds MaxBytes"}
 	}
 	d := decoder{data: data, lim: lim, maxDepth: effectiveDepth(lim.MaxDepth)}
-	d.stack = make([]frame, 0, 4) // typical messages nest a few levels: one allocation
+	sc := scratches.Get().(*scratch)
+	d.stack, d.keys = sc.stack[:0], sc.keys[:0]
 	v, err := d.run()
+	sc.keep(d.stack, d.keys)
+	scratches.Put(sc)
 	if err != nil {
 		return nil, err
 	}
 	return v, nil
+}
+
+// scratch is the parse stack and key list of one Decode, kept for the next:
+// the kernel decodes every request and most host answers, and under
+// WebAssembly each allocation also costs collector work later.
+type scratch struct {
+	stack []frame
+	keys  []string
+}
+
+var scratches = sync.Pool{New: func() any {
+	return &scratch{stack: make([]frame, 0, 4), keys: make([]string, 0, smallObject)}
+}}
+
+// keep takes back the slices a decode grew, cleared so that the pool holds
+// no part of a decoded value, unless they grew past what typical messages
+// need (a hostile input's deep stack is not kept).
+func (sc *scratch) keep(stack []frame, keys []string) {
+	if cap(stack) <= 64 {
+		clear(stack[:cap(stack)])
+		sc.stack = stack[:0]
+	}
+	if cap(keys) <= 4*smallObject {
+		clear(keys[:cap(keys)])
+		sc.keys = keys[:0]
+	}
 }
 
 // TopString reads the string member name of a top-level object, for a
@@ -560,9 +590,6 @@ func (d *decoder) checkKey(f *frame, key string) Kind {
 				if strings.EqualFold(k, key) {
 					return KindCaseVariantKey
 				}
-			}
-			if d.keys == nil {
-				d.keys = make([]string, 0, smallObject)
 			}
 			d.keys = append(d.keys, key)
 			return 0

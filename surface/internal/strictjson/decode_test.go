@@ -574,3 +574,31 @@ func TestTopString(t *testing.T) {
 		})
 	}
 }
+
+// TestDecodeAfterFailureStartsClean checks that a decode that fails with
+// objects open (their keys recorded, frames on the stack) leaves nothing
+// for the next one: the parse stack and key list are kept between calls.
+func TestDecodeAfterFailureStartsClean(t *testing.T) {
+	failing := []string{
+		`{"a":{"b":{"c":1,"d":`,        // ends inside nested objects
+		`{"a":1,"b":{"x":1,"x":2}}`,    // duplicate key two levels down
+		`{"id":1,"ID":2}`,              // case variant at the top
+		`[{"k":[{"k":{"k":` + "\x01",   // control character, deep
+		strings.Repeat(`{"k":`, 200),   // a stack larger than is kept
+	}
+	for _, bad := range failing {
+		if _, err := Decode([]byte(bad), Limits{}); err == nil {
+			t.Fatalf("%q: want an error", bad)
+		}
+		// Same key names as the failed input: a key list left over would
+		// report them as duplicates or case variants.
+		v, err := Decode([]byte(`{"a":{"b":{"c":1,"d":2}},"b":{"x":1},"id":1,"k":[{"k":{}}]}`), Limits{})
+		if err != nil {
+			t.Fatalf("after %q: %v", bad, err)
+		}
+		m := v.(map[string]any)
+		if len(m) != 4 || len(m["a"].(map[string]any)) != 1 || len(m["b"].(map[string]any)) != 1 {
+			t.Fatalf("after %q: decoded %v", bad, v)
+		}
+	}
+}
