@@ -224,8 +224,16 @@ func (x *Exchange) Release() {
 	exchanges.Put(x)
 }
 
+// envelopeWords are the member names and values every request repeats;
+// decoding them allocates nothing.
+var envelopeWords = strictjson.NewWords(
+	"protocol", "id", "method", "capability", "input",
+	Protocol, string(MethodDescribe), string(MethodInvoke),
+	"record", "offset", "limit",
+)
+
 func (x *Exchange) decode(data []byte) {
-	v, err := strictjson.Decode(data, x.s.strict)
+	v, err := strictjson.DecodeWords(data, x.s.strict, envelopeWords)
 	if err != nil {
 		// Read once more, for the id alone: a request refused for a key
 		// conflict or a bound still has an id every reader agrees on.

@@ -12,11 +12,20 @@ import (
 // map[string]any, []any, string, json.Number (exact text, never float64),
 // bool, nil. On failure the error is always a *Error.
 func Decode(data []byte, lim Limits) (any, error) {
+	return DecodeWords(data, lim, nil)
+}
+
+// DecodeWords is Decode where a member name or string value written
+// without escapes that equals one of words is returned as that word,
+// already boxed, instead of as a new string: the names and values a
+// protocol repeats in every message then cost no allocation. The tree is
+// the one Decode returns; every limit applies as in Decode.
+func DecodeWords(data []byte, lim Limits, words *Words) (any, error) {
 	// Checked before any byte is looked at: an oversized input costs O(1).
 	if exceeds(len(data), lim.MaxBytes) {
 		return nil, &Error{Kind: KindTooLarge, Offset: int64(max(lim.MaxBytes, 0)), Msg: "input exceeds MaxBytes"}
 	}
-	d := decoder{data: data, lim: lim, maxDepth: effectiveDepth(lim.MaxDepth)}
+	d := decoder{data: data, lim: lim, maxDepth: effectiveDepth(lim.MaxDepth), words: words}
 	sc := scratches.Get().(*scratch)
 	d.stack, d.keys = sc.stack[:0], sc.keys[:0]
 	v, err := d.run()
@@ -26,6 +35,54 @@ func Decode(data []byte, lim Limits) (any, error) {
 		return nil, err
 	}
 	return v, nil
+}
+
+// Words is a fixed set of strings for DecodeWords. It is read-only once
+// made, so one set serves concurrent decoders.
+type Words struct {
+	boxed  map[string]any // each word, boxed once as an any
+	maxLen int
+}
+
+// NewWords returns the set of the given strings.
+func NewWords(words ...string) *Words {
+	w := &Words{boxed: make(map[string]any, len(words))}
+	for _, s := range words {
+		w.boxed[s] = s
+		w.maxLen = max(w.maxLen, len(s))
+	}
+	return w
+}
+
+// word reads the string at d.pos when it is one of d.words, written
+// without escapes and within MaxString; otherwise it reports false and
+// leaves d.pos alone, for str to read (and refuse) the string as usual.
+func (d *decoder) word() (string, any, bool) {
+	w := d.words
+	if w == nil {
+		return "", nil, false
+	}
+	data := d.data
+	start := d.pos + 1
+	end := start
+	for ; end < len(data) && end-start <= w.maxLen; end++ {
+		c := data[end]
+		if c == '"' {
+			break
+		}
+		if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
+			return "", nil, false
+		}
+	}
+	if end >= len(data) || data[end] != '"' || exceeds(end-start, d.lim.MaxString) {
+		return "", nil, false
+	}
+	v, ok := w.boxed[string(data[start:end])]
+	if !ok {
+		return "", nil, false
+	}
+	d.pos = end + 1
+	return v.(string), v, true
 }
 
 // scratch is the parse stack and key list of one Decode, kept for the next:
@@ -122,6 +179,7 @@ type decoder struct {
 	lenientKeys bool
 	watch       string
 	clash       bool
+	words       *Words // strings handed out without allocating (DecodeWords)
 }
 
 // pathMode says whether an error concerns the value being parsed at the top
@@ -270,6 +328,9 @@ func (d *decoder) value() (val any, opened bool, err *Error) {
 		d.stack = append(d.stack, frame{})
 		return nil, true, d.element()
 	case '"':
+		if _, v, ok := d.word(); ok {
+			return v, false, nil
+		}
 		s, err := d.str(atValue)
 		if err != nil {
 			return nil, false, err
@@ -319,9 +380,12 @@ func (d *decoder) member() *Error {
 		return d.fail(KindTooManyMembers, d.pos, atContainer, "object exceeds MaxMembers")
 	}
 	keyAt := d.pos
-	key, err := d.str(atContainer)
-	if err != nil {
-		return err
+	key, _, known := d.word()
+	if !known {
+		var err *Error
+		if key, err = d.str(atContainer); err != nil {
+			return err
+		}
 	}
 	top.key = key
 	k := d.checkKey(top, key)

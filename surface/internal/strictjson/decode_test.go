@@ -602,3 +602,42 @@ func TestDecodeAfterFailureStartsClean(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeWords checks that a decode with words returns the tree Decode
+// returns, under every limit, whether or not a string is one of the words
+// or is written with escapes.
+func TestDecodeWords(t *testing.T) {
+	words := NewWords("protocol", "id", "pling.surface/0.1", "invoke", "")
+	inputs := []string{
+		`{"protocol":"pling.surface/0.1","id":"x","method":"invoke"}`,
+		`{"prot\u006fcol":"pling.surface\/0.1","id":"invoke"}`, // escaped: read as usual
+		`{"protocol":"pling.surface/0.1x","id":"protocolx"}`,   // a word's prefix
+		`{"id":"","":"id"}`,
+		`["invoke","invoke",{"id":"id"}]`,
+		`{"id":1,"id":2}`,                      // duplicate word key
+		`{"id":1,"ID":2}`,                      // case variant of a word
+		`{"protocol":"pling.surface/0.1`,       // unterminated at a word
+		`{"protocol":"pling.surface/0.1"`,      // unterminated object
+		"{\"id\":\"inv\x01oke\"}",              // control character
+		`{"protocol":"pling.surface/0.1"} x`,   // trailing data
+	}
+	limits := []Limits{{}, {MaxString: 5}, {MaxString: 16}, {MaxMembers: 1}, {MaxBytes: 20}}
+	for _, in := range inputs {
+		for _, lim := range limits {
+			want, werr := Decode([]byte(in), lim)
+			got, gerr := DecodeWords([]byte(in), lim, words)
+			if (werr == nil) != (gerr == nil) {
+				t.Fatalf("%q %+v: Decode error %v, DecodeWords error %v", in, lim, werr, gerr)
+			}
+			if werr != nil {
+				if werr.Error() != gerr.Error() {
+					t.Fatalf("%q %+v: errors differ: %v / %v", in, lim, werr, gerr)
+				}
+				continue
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("%q %+v: trees differ: %v / %v", in, lim, got, want)
+			}
+		}
+	}
+}

@@ -61,6 +61,8 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		v, err := Decode(data, Limits{})
+		sameWithWords(t, data, Limits{}, v, err)
+		sameWithWords(t, data, tight, nil, nil)
 		if err != nil {
 			e := asError(t, err, data)
 			if e.Kind != KindSyntax && e.Kind != KindDuplicateKey && e.Kind != KindCaseVariantKey && e.Kind != KindTooDeep {
@@ -189,5 +191,25 @@ func checkTopString(t *testing.T, data []byte, v any, err error) {
 	}
 	if n != 1 {
 		t.Fatalf("TopString read %q from %q, which has %d keys folding to id", got, data, n)
+	}
+}
+
+// fuzzWords are a few words, among them the fuzz seeds' common strings.
+var fuzzWords = NewWords("a", "b", "id", "protocol", "x", "", "invoke", "pling.surface/0.1")
+
+// sameWithWords checks that DecodeWords answers data as Decode does under
+// lim: the same tree, or the same error. v and err are Decode's answer when
+// the caller has it (err or v non-nil); otherwise Decode is run here.
+func sameWithWords(t *testing.T, data []byte, lim Limits, v any, err error) {
+	t.Helper()
+	if v == nil && err == nil {
+		v, err = Decode(data, lim)
+	}
+	vw, errw := DecodeWords(data, lim, fuzzWords)
+	if (err == nil) != (errw == nil) || (err != nil && err.Error() != errw.Error()) {
+		t.Fatalf("%q: Decode error %v, DecodeWords error %v", data, err, errw)
+	}
+	if err == nil && !reflect.DeepEqual(v, vw) {
+		t.Fatalf("%q: trees differ", data)
 	}
 }
