@@ -17,5 +17,3 @@ func concreteAction(r *Record, template string) (string, bool) {
 	a, ok := r.Actions[template]
 	return a, ok && a != ""
 }
-
-

@@ -580,11 +580,11 @@ func TestTopString(t *testing.T) {
 // for the next one: the parse stack and key list are kept between calls.
 func TestDecodeAfterFailureStartsClean(t *testing.T) {
 	failing := []string{
-		`{"a":{"b":{"c":1,"d":`,        // ends inside nested objects
-		`{"a":1,"b":{"x":1,"x":2}}`,    // duplicate key two levels down
-		`{"id":1,"ID":2}`,              // case variant at the top
-		`[{"k":[{"k":{"k":` + "\x01",   // control character, deep
-		strings.Repeat(`{"k":`, 200),   // a stack larger than is kept
+		`{"a":{"b":{"c":1,"d":`,      // ends inside nested objects
+		`{"a":1,"b":{"x":1,"x":2}}`,  // duplicate key two levels down
+		`{"id":1,"ID":2}`,            // case variant at the top
+		`[{"k":[{"k":{"k":` + "\x01", // control character, deep
+		strings.Repeat(`{"k":`, 200), // a stack larger than is kept
 	}
 	for _, bad := range failing {
 		if _, err := Decode([]byte(bad), Limits{}); err == nil {
@@ -614,12 +614,12 @@ func TestDecodeWords(t *testing.T) {
 		`{"protocol":"pling.surface/0.1x","id":"protocolx"}`,   // a word's prefix
 		`{"id":"","":"id"}`,
 		`["invoke","invoke",{"id":"id"}]`,
-		`{"id":1,"id":2}`,                      // duplicate word key
-		`{"id":1,"ID":2}`,                      // case variant of a word
-		`{"protocol":"pling.surface/0.1`,       // unterminated at a word
-		`{"protocol":"pling.surface/0.1"`,      // unterminated object
-		"{\"id\":\"inv\x01oke\"}",              // control character
-		`{"protocol":"pling.surface/0.1"} x`,   // trailing data
+		`{"id":1,"id":2}`,                    // duplicate word key
+		`{"id":1,"ID":2}`,                    // case variant of a word
+		`{"protocol":"pling.surface/0.1`,     // unterminated at a word
+		`{"protocol":"pling.surface/0.1"`,    // unterminated object
+		"{\"id\":\"inv\x01oke\"}",            // control character
+		`{"protocol":"pling.surface/0.1"} x`, // trailing data
 	}
 	limits := []Limits{{}, {MaxString: 5}, {MaxString: 16}, {MaxMembers: 1}, {MaxBytes: 20}}
 	for _, in := range inputs {
