@@ -127,6 +127,7 @@ fuzz:
 	$(GO) test -run=NONE -fuzz='^FuzzParseView$$' -fuzztime=$(FUZZTIME) ./surface/
 	$(GO) test -run=NONE -fuzz='^FuzzParseActions$$' -fuzztime=$(FUZZTIME) ./surface/
 	$(GO) test -run=NONE -fuzz='^FuzzPlainResult$$' -fuzztime=$(FUZZTIME) ./surface/
+	$(GO) test -run=NONE -fuzz='^FuzzMemoryGuard$$' -fuzztime=$(FUZZTIME) ./surface/
 	$(GO) test -run=NONE -fuzz='^FuzzParseResponse$$' -fuzztime=$(FUZZTIME) ./client/
 	$(GO) test -run=NONE -fuzz='^FuzzHandler$$' -fuzztime=$(FUZZTIME) ./redisstate/
 	$(GO) test -run=NONE -fuzz='^FuzzFilter$$' -fuzztime=$(FUZZTIME) ./mcpfacade/internal/devtools/

@@ -50,61 +50,198 @@ var ErrReplayGuardFull = errors.New("surface: replay guard is full")
 // It keeps a 64-bit hash of each key (seeded per guard, so that no caller
 // can aim two keys at one value) rather than the key itself: 16 bytes a
 // claim and no pointers, so its memory does not grow with the length of
-// request ids and the collector never scans it. A guard holds a second's
-// worth of requests or more, which made the keys and their copies in the
-// insertion order most of what a busy surface kept. Two live keys sharing
-// a hash, about one chance in 2^64 per pair, make the later one refused as
-// a replay: never run twice, at worst refused once.
+// request ids and the collector never scans it. Two live keys sharing a
+// hash, about one chance in 2^64 per pair, make the later one refused as a
+// replay: never run twice, at worst refused once.
+//
+// The hashes live in one open-addressing table (linear probing), not in a
+// Go map with an insertion-order ring beside it: a map whose keys churn
+// grows its tables by doubling and keeps them, and the ring doubled too,
+// so a guard filling up at a steady rate kept raising its memory. A guard
+// of up to 114,688 claims (the default capacity among them) takes its
+// whole table, 2 MiB at most, at its first claim, and never moves it; a
+// larger one starts there and doubles when more than 7/8 of its slots are
+// taken. An expired claim stays in its slot until a claim reuses the slot
+// on its probe path or a sweep removes it; a sweep of the whole table runs
+// when the guard would otherwise be full, or grow, and a claim has expired
+// since the last one.
 type MemoryGuard struct {
 	capacity int
 	seed     maphash.Seed
 
-	mu     sync.Mutex
-	base   time.Time        // the first claim's time; expiries count from it
-	claims map[uint64]int64 // key hash -> expiry, in nanoseconds after base
-	ring   []claim          // claims in the order they were made, oldest at head
-	head   int
-	n      int // claims in ring
+	mu      sync.Mutex
+	base    time.Time // the first claim's time; expiries count from it
+	last    int64     // the latest claim's time, after base (what Len counts at)
+	slots   []claim   // a power of two; hash 0 marks an empty slot
+	used    int       // slots holding a claim, live or expired
+	soonest int64     // no claim in slots expires before this
+
+	startSlots int // the first table's size; 0: up to initialSlots (tests make it small)
 }
 
+// claim is one slot: a key's hash and when its claim ends, in nanoseconds
+// after the guard's base.
 type claim struct {
 	hash   uint64
 	expiry int64
 }
+
+// initialSlots is the table a guard takes at its first claim when its
+// capacity needs more: 2 MiB, enough for the default capacity.
+const initialSlots = 1 << 17
 
 // NewMemoryGuard returns a guard holding at most capacity live claims.
 func NewMemoryGuard(capacity int) *MemoryGuard {
 	if capacity <= 0 {
 		capacity = DefaultReplayCapacity
 	}
-	return &MemoryGuard{capacity: capacity, seed: maphash.MakeSeed(), claims: make(map[uint64]int64)}
+	return &MemoryGuard{capacity: capacity, seed: maphash.MakeSeed()}
+}
+
+// maxSlots is the table that holds capacity claims with at most 7/8 of it
+// taken and one slot always empty, which ends every probe.
+func (g *MemoryGuard) maxSlots() int {
+	n := 2
+	for n*7/8 < g.capacity || n <= g.capacity {
+		n *= 2
+	}
+	return n
 }
 
 // Claim implements ReplayGuard.
 func (g *MemoryGuard) Claim(_ context.Context, key ReplayKey, now time.Time, window time.Duration) (ReplayDecision, error) {
-	h := g.hash(key)
+	return g.claim(g.hash(key), now, window)
+}
+
+// claim is Claim on a key's hash, h != 0.
+func (g *MemoryGuard) claim(h uint64, now time.Time, window time.Duration) (ReplayDecision, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.base.IsZero() {
+	if g.slots == nil {
+		n := min(g.maxSlots(), initialSlots)
+		if g.startSlots > 0 {
+			n = min(g.maxSlots(), g.startSlots)
+		}
 		g.base = now
+		g.slots = make([]claim, n)
+		g.soonest = math.MaxInt64
 	}
 	// Sub uses the monotonic clock when both times carry it, so a step of
 	// the wall clock neither ends nor stretches a window.
 	at := int64(now.Sub(g.base))
-	g.expire(at)
-	if exp, ok := g.claims[h]; ok && at < exp {
-		return Replayed, nil
-	}
-	if len(g.claims) >= g.capacity {
-		return 0, ErrReplayGuardFull
-	}
+	g.last = at
 	exp := at + int64(window)
 	if exp < at { // a window too long to add: never expires
 		exp = math.MaxInt64
 	}
-	g.claims[h] = exp
-	g.push(claim{h, exp})
+	i, found, free := g.find(h, at)
+	switch {
+	case found && at < g.slots[i].expiry:
+		return Replayed, nil
+	case found:
+		g.slots[i].expiry = exp // the same key again after its window
+	case free >= 0:
+		g.slots[free] = claim{h, exp} // an expired claim on the path gives its slot
+	default:
+		if g.used >= g.capacity || g.used >= len(g.slots)*7/8 {
+			if at >= g.soonest {
+				g.sweep(at)
+			}
+			if g.used >= g.capacity {
+				return 0, ErrReplayGuardFull
+			}
+			if g.used >= len(g.slots)*7/8 {
+				g.grow()
+			}
+			i, _, _ = g.find(h, at)
+		}
+		g.slots[i] = claim{h, exp}
+		g.used++
+	}
+	g.soonest = min(g.soonest, exp)
 	return Claimed, nil
+}
+
+// find looks h up. It answers h's slot and found, or the empty slot that
+// ended the probe; free is the first slot on the path whose claim expired
+// by at, or -1.
+func (g *MemoryGuard) find(h uint64, at int64) (i int, found bool, free int) {
+	mask := len(g.slots) - 1
+	free = -1
+	for i = int(h) & mask; ; i = (i + 1) & mask {
+		switch s := g.slots[i]; {
+		case s.hash == h:
+			return i, true, free
+		case s.hash == 0:
+			return i, false, free
+		case free < 0 && at >= s.expiry:
+			free = i
+		}
+	}
+}
+
+// sweep removes every claim expired by at and notes when the soonest of the
+// rest ends.
+func (g *MemoryGuard) sweep(at int64) {
+	mask := len(g.slots) - 1
+	// Start just past an empty slot: removing a claim only moves claims of
+	// its own run, which ends at an empty slot, so no claim moves to a slot
+	// the walk has passed.
+	start := 0
+	for g.slots[start].hash != 0 {
+		start++
+	}
+	g.soonest = math.MaxInt64
+	for n := 1; n <= len(g.slots); n++ {
+		i := (start + n) & mask
+		for g.slots[i].hash != 0 && at >= g.slots[i].expiry {
+			g.remove(i) // another claim may move into i: look again
+		}
+		if g.slots[i].hash != 0 {
+			g.soonest = min(g.soonest, g.slots[i].expiry)
+		}
+	}
+}
+
+// remove empties slot i and moves later claims of its run back, so that
+// every claim stays reachable from its home slot without tombstones.
+func (g *MemoryGuard) remove(i int) {
+	mask := len(g.slots) - 1
+	g.used--
+	for j := i; ; {
+		g.slots[i] = claim{}
+		for {
+			j = (j + 1) & mask
+			if g.slots[j].hash == 0 {
+				return
+			}
+			home := int(g.slots[j].hash) & mask
+			// The claim at j stays when its home lies cyclically in (i, j].
+			if i <= j && i < home && home <= j || i > j && (i < home || home <= j) {
+				continue
+			}
+			g.slots[i] = g.slots[j]
+			i = j
+			break
+		}
+	}
+}
+
+// grow doubles the table.
+func (g *MemoryGuard) grow() {
+	old := g.slots
+	g.slots = make([]claim, 2*len(old))
+	mask := len(g.slots) - 1
+	for _, c := range old {
+		if c.hash == 0 {
+			continue
+		}
+		i := int(c.hash) & mask
+		for g.slots[i].hash != 0 {
+			i = (i + 1) & mask
+		}
+		g.slots[i] = c
+	}
 }
 
 func (g *MemoryGuard) hash(key ReplayKey) uint64 {
@@ -116,42 +253,22 @@ func (g *MemoryGuard) hash(key ReplayKey) uint64 {
 	_, _ = h.Write([]byte{byte(l), byte(l >> 8), byte(l >> 16), byte(l >> 24), byte(l >> 32), byte(l >> 40), byte(l >> 48), byte(l >> 56)})
 	_, _ = h.WriteString(key.SessionID)
 	_, _ = h.WriteString(key.RequestID)
-	return h.Sum64()
-}
-
-// push appends c to the ring, doubling it when full.
-func (g *MemoryGuard) push(c claim) {
-	if g.n == len(g.ring) {
-		grown := make([]claim, max(16, 2*len(g.ring)))
-		for i := 0; i < g.n; i++ {
-			grown[i] = g.ring[(g.head+i)%len(g.ring)]
-		}
-		g.ring, g.head = grown, 0
+	if s := h.Sum64(); s != 0 {
+		return s
 	}
-	g.ring[(g.head+g.n)%len(g.ring)] = c
-	g.n++
+	return 1 // 0 marks an empty slot
 }
 
-// Len reports how many claims the guard holds (for tests and metrics).
+// Len reports how many claims the guard holds that are live at its latest
+// claim's time (for tests and metrics). It reads the whole table.
 func (g *MemoryGuard) Len() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return len(g.claims)
-}
-
-// expire drops claims from the front of the insertion order while they have
-// expired. A claim re-made after expiry is kept by its newest entry.
-func (g *MemoryGuard) expire(at int64) {
-	for g.n > 0 {
-		c := g.ring[g.head]
-		if at < c.expiry {
-			return
+	n := 0
+	for _, c := range g.slots {
+		if c.hash != 0 && g.last < c.expiry {
+			n++
 		}
-		if exp, ok := g.claims[c.hash]; ok && exp == c.expiry {
-			delete(g.claims, c.hash)
-		}
-		g.ring[g.head] = claim{}
-		g.head = (g.head + 1) % len(g.ring)
-		g.n--
 	}
+	return n
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -355,9 +357,9 @@ func TestMemoryGuardCompacts(t *testing.T) {
 	}
 }
 
-// TestMemoryGuardRingOrder: claims leave in the order they were made, also
-// after the ring grew while its oldest live claim was not at its start.
-func TestMemoryGuardRingOrder(t *testing.T) {
+// TestMemoryGuardExpiryOrder: claims leave when their windows end, in
+// batches made at different times.
+func TestMemoryGuardExpiryOrder(t *testing.T) {
 	g := surface.NewMemoryGuard(1000)
 	now := surfacetest.Epoch
 	claims := func(prefix string, n int, at time.Duration) {
@@ -371,7 +373,7 @@ func TestMemoryGuardRingOrder(t *testing.T) {
 	}
 	claims("a", 10, 0)                     // expire at 1s
 	claims("b", 4, 2*time.Second)          // the a's leave; expire at 3s
-	claims("c", 40, 2500*time.Millisecond) // the ring grows; expire at 3.5s
+	claims("c", 40, 2500*time.Millisecond) // expire at 3.5s
 	claims("d", 1, 3200*time.Millisecond)  // the b's leave, nothing else
 	if n := g.Len(); n != 40+1 {
 		t.Fatalf("guard holds %d claims at 3.2s, want %d", n, 40+1)
@@ -383,8 +385,8 @@ func TestMemoryGuardRingOrder(t *testing.T) {
 }
 
 // TestMemoryGuardKeys: keys that differ only in where the session id ends
-// are different keys, and the ring keeps its order while it grows around
-// its end: claims still inside their window stay replays, expired ones are
+// are different keys, and with claims of different windows mixed in the
+// table, claims still inside their window stay replays and expired ones are
 // fresh again.
 func TestMemoryGuardKeys(t *testing.T) {
 	ctx := context.Background()
@@ -399,8 +401,7 @@ func TestMemoryGuardKeys(t *testing.T) {
 		return d
 	}
 	// Ten short claims, four long ones, then, once the short ones expired,
-	// forty more long ones: the ring grows while its oldest live claim is
-	// not at its start.
+	// forty more long ones.
 	for i := 0; i < 10; i++ {
 		claim("s", fmt.Sprint("short-", i), 0, time.Second)
 	}
@@ -525,5 +526,78 @@ func TestReplayHammerSurface(t *testing.T) {
 		if n != 1 {
 			t.Fatalf("id %s ran %d times", id, n)
 		}
+	}
+}
+
+// TestMemoryGuardFixedTable: a guard of the default capacity takes its
+// table at its first claim and allocates nothing more while it fills to
+// its capacity, lets claims expire and is refused at capacity: its memory
+// does not move with the number of claims it holds.
+func TestMemoryGuardFixedTable(t *testing.T) {
+	g := surface.NewMemoryGuard(surface.DefaultReplayCapacity)
+	now := surfacetest.Epoch
+	ctx := context.Background()
+	ids := make([]surface.ReplayKey, 2*surface.DefaultReplayCapacity)
+	for i := range ids {
+		ids[i] = surface.ReplayKey{SessionID: "s", RequestID: fmt.Sprint("id-", i)}
+	}
+	if d, err := g.Claim(ctx, ids[0], now, 5*time.Minute); d != surface.Claimed || err != nil {
+		t.Fatal(d, err)
+	}
+	i := 1
+	claim := func(at time.Duration, want surface.ReplayDecision, wantErr error) {
+		d, err := g.Claim(ctx, ids[i], now.Add(at), 5*time.Minute)
+		if d != want || !errors.Is(err, wantErr) {
+			t.Fatalf("claim %d at %v: %v, %v", i, at, d, err)
+		}
+		i++
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	// Filled to capacity over four minutes, refused once full, then half
+	// of it again after the first claims expired.
+	for i < surface.DefaultReplayCapacity {
+		claim(time.Duration(i)*(4*time.Minute/surface.DefaultReplayCapacity), surface.Claimed, nil)
+	}
+	claim(4*time.Minute, 0, surface.ErrReplayGuardFull)
+	for i < surface.DefaultReplayCapacity*3/2 {
+		claim(9*time.Minute+time.Duration(i), surface.Claimed, nil)
+	}
+	runtime.ReadMemStats(&after)
+	if allocs := after.Mallocs - before.Mallocs; allocs != 0 {
+		t.Fatalf("%v allocations while the guard filled", allocs)
+	}
+}
+
+// TestMemoryGuardGrows: a guard whose capacity needs more than its first
+// table doubles it and forgets nothing: every claim is still a replay
+// inside its window, and fresh after it.
+func TestMemoryGuardGrows(t *testing.T) {
+	const n = 200_000 // more than the first table holds
+	g := surface.NewMemoryGuard(300_000)
+	ctx := context.Background()
+	now := surfacetest.Epoch
+	key := func(i int) surface.ReplayKey { return surface.ReplayKey{SessionID: "s", RequestID: strconv.Itoa(i)} }
+	for i := 0; i < n; i++ {
+		// The first thousand claims end after a second, the rest after an hour.
+		w := time.Hour
+		if i < 1000 {
+			w = time.Second
+		}
+		if d, err := g.Claim(ctx, key(i), now, w); d != surface.Claimed || err != nil {
+			t.Fatalf("claim %d: %v, %v", i, d, err)
+		}
+	}
+	for i := 0; i < n; i++ {
+		want := surface.Replayed
+		if i < 1000 {
+			want = surface.Claimed
+		}
+		if d, err := g.Claim(ctx, key(i), now.Add(time.Minute), time.Hour); d != want || err != nil {
+			t.Fatalf("claim %d again: %v, %v; want %v", i, d, err, want)
+		}
+	}
+	if l := g.Len(); l != n {
+		t.Fatalf("Len() = %d, want %d", l, n)
 	}
 }
