@@ -73,9 +73,10 @@ test-native: redis
 ## test-js: the GOOS=js packages under Node. The runner is Go's
 ## wasm_exec_node.js plus one line: it hands the JS tests the Go object, so
 ## that they can call the module's entry exports as loadSurface does.
+## internal/sprint has a js-only implementation, compared with fmt there.
 test-js:
-	@echo "== GOOS=js tests under Node (hostbridge, wasm)"
-	GOROOT="$(GOROOT)" GOOS=js GOARCH=wasm $(GO) test -count=1 -exec="node --stack-size=8192 $(CURDIR)/hostbridge/testdata/exec_node.js" ./hostbridge/... ./wasm/...
+	@echo "== GOOS=js tests under Node (hostbridge, wasm, internal/sprint)"
+	GOROOT="$(GOROOT)" GOOS=js GOARCH=wasm $(GO) test -count=1 -exec="node --stack-size=8192 $(CURDIR)/hostbridge/testdata/exec_node.js" ./hostbridge/... ./wasm/... ./internal/sprint/
 
 ## test-client: the client library's unit tests, with Node's own runner.
 test-client:

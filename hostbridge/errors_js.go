@@ -4,8 +4,10 @@ package hostbridge
 
 import (
 	"errors"
-	"fmt"
+	"strconv"
 	"syscall/js"
+
+	"pling.dev/agent/internal/sprint"
 )
 
 // Kind classifies a failure at the JS boundary.
@@ -33,7 +35,7 @@ func (k Kind) String() string {
 	if int(k) < len(kindNames) && kindNames[k] != "" {
 		return kindNames[k]
 	}
-	return fmt.Sprintf("Kind(%d)", int(k))
+	return "Kind(" + strconv.Itoa(int(k)) + ")"
 }
 
 // Error is a failure at the JS boundary. The kernel turns it into a protocol
@@ -100,7 +102,7 @@ func panicError(op string, r any) *Error {
 	case error:
 		return newError(op, KindPanic, v.Error())
 	default:
-		return newError(op, KindPanic, fmt.Sprint(r))
+		return newError(op, KindPanic, sprint.Sprint(r))
 	}
 }
 

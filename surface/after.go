@@ -2,7 +2,6 @@ package surface
 
 import (
 	"encoding/json"
-	"reflect"
 	"sort"
 )
 
@@ -61,21 +60,76 @@ func diffMaps(a, b map[string]any, n int) (map[string]any, int) {
 	return out, omitted
 }
 
-// sameValue is reflect.DeepEqual for the values a JSON-decoded registry
-// holds, without reflection for the common leaves.
+// sameValue is reflect.DeepEqual for the values a view holds. JSON trees
+// (what a decoded view holds) are compared without reflection; a pair with
+// anything else in it, or nested deeper than a decoded document can be (a
+// cyclic Go value), is left whole to deepEqualStd: reflect.DeepEqual
+// natively; under js/wasm, where every view is decoded from JSON text and
+// reflect is not linked for this, "differs".
 func sameValue(a, b any) bool {
+	same, ok := sameTree(a, b, 0)
+	if !ok {
+		return deepEqualStd(a, b)
+	}
+	return same
+}
+
+// sameTree compares two JSON trees; ok is false when it met something
+// else.
+func sameTree(a, b any, depth int) (same, ok bool) {
+	if depth > maxSameDepth {
+		return false, false
+	}
 	switch x := a.(type) {
 	case string:
-		y, ok := b.(string)
-		return ok && x == y
+		y, isStr := b.(string)
+		return isStr && x == y, isStr || isTree(b)
 	case json.Number:
-		y, ok := b.(json.Number)
-		return ok && x == y
+		y, isNum := b.(json.Number)
+		return isNum && x == y, isNum || isTree(b)
 	case bool:
-		y, ok := b.(bool)
-		return ok && x == y
+		y, isBool := b.(bool)
+		return isBool && x == y, isBool || isTree(b)
 	case nil:
-		return b == nil
+		return b == nil, b == nil || isTree(b)
+	case map[string]any:
+		y, isMap := b.(map[string]any)
+		if !isMap || (x == nil) != (y == nil) || len(x) != len(y) {
+			return false, isMap || isTree(b)
+		}
+		for k, xv := range x {
+			yv, has := y[k]
+			if !has {
+				return false, true
+			}
+			if same, ok := sameTree(xv, yv, depth+1); !ok || !same {
+				return false, ok
+			}
+		}
+		return true, true
+	case []any:
+		y, isList := b.([]any)
+		if !isList || (x == nil) != (y == nil) || len(x) != len(y) {
+			return false, isList || isTree(b)
+		}
+		for i := range x {
+			if same, ok := sameTree(x[i], y[i], depth+1); !ok || !same {
+				return false, ok
+			}
+		}
+		return true, true
 	}
-	return reflect.DeepEqual(a, b)
+	return false, false
 }
+
+// isTree reports whether v is a node of a JSON tree, at its top level.
+func isTree(v any) bool {
+	switch v.(type) {
+	case nil, string, json.Number, bool, map[string]any, []any:
+		return true
+	}
+	return false
+}
+
+// maxSameDepth is deeper than a decoded document nests (10000 levels).
+const maxSameDepth = 10001

@@ -2,8 +2,10 @@ package surface
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"time"
+
+	"pling.dev/agent/internal/sprint"
 )
 
 // AuditEvent is the metadata of one handled request. It never holds input,
@@ -62,7 +64,7 @@ func (s *Surface) audit(ctx context.Context, ev AuditEvent) {
 func callAudit(ctx context.Context, sink func(context.Context, AuditEvent) error, ev AuditEvent) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("audit sink panicked: %v", r)
+			err = errors.New("audit sink panicked: " + sprint.Sprint(r))
 		}
 	}()
 	return sink(ctx, ev)

@@ -4,8 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
+
+	"pling.dev/agent/internal/sprint"
 )
 
 // Drive runs x to its end, answering each of its asks through the
@@ -50,7 +51,7 @@ func (s *Surface) AnswerAsk(ctx context.Context, a Ask) Answer {
 func callSessionSource(ctx context.Context, src SessionSource) (sess *Session, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			sess, err = nil, fmt.Errorf("session source panicked: %v", r)
+			sess, err = nil, errors.New("session source panicked: "+sprint.Sprint(r))
 		}
 	}()
 	return src(ctx)
@@ -59,7 +60,7 @@ func callSessionSource(ctx context.Context, src SessionSource) (sess *Session, e
 func callLimiter(ctx context.Context, l Limiter, key string, now time.Time) (d Decision, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			d, err = Decision{}, fmt.Errorf("limiter panicked: %v", r)
+			d, err = Decision{}, errors.New("limiter panicked: "+sprint.Sprint(r))
 		}
 	}()
 	return l.Allow(ctx, key, now)
@@ -68,7 +69,7 @@ func callLimiter(ctx context.Context, l Limiter, key string, now time.Time) (d D
 func callGuard(ctx context.Context, g ReplayGuard, key ReplayKey, now time.Time, window time.Duration) (d ReplayDecision, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			d, err = 0, fmt.Errorf("replay guard panicked: %v", r)
+			d, err = 0, errors.New("replay guard panicked: "+sprint.Sprint(r))
 		}
 	}()
 	return g.Claim(ctx, key, now, window)
@@ -80,7 +81,7 @@ var errNoView = errors.New("surface: registry answered no view")
 func (s *Surface) readView(ctx context.Context, q ViewQuery) (v *View, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			v, err = nil, fmt.Errorf("registry panicked: %v", r)
+			v, err = nil, errors.New("registry panicked: "+sprint.Sprint(r))
 		}
 	}()
 	v, err = s.opts.Registry.View(ctx, q)
@@ -110,7 +111,7 @@ func (s *Surface) execute(ctx context.Context, call Call) (json.RawMessage, erro
 		var out execOutcome
 		defer func() {
 			if r := recover(); r != nil {
-				out = execOutcome{err: fmt.Errorf("executor panicked: %v", r)}
+				out = execOutcome{err: errors.New("executor panicked: " + sprint.Sprint(r))}
 			}
 			done <- out
 		}()
@@ -129,7 +130,7 @@ func (s *Surface) execute(ctx context.Context, call Call) (json.RawMessage, erro
 func (s *Surface) executeTimed(ctx context.Context, x TimedExecutor, call Call) (raw json.RawMessage, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			raw, err = nil, fmt.Errorf("executor panicked: %v", r)
+			raw, err = nil, errors.New("executor panicked: "+sprint.Sprint(r))
 		}
 	}()
 	return x.ExecuteTimed(ctx, call, s.opts.ExecuteTimeout)

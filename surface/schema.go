@@ -3,10 +3,11 @@ package surface
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
+	"errors"
 	"sort"
 	"sync"
 
+	"pling.dev/agent/internal/sprint"
 	"pling.dev/agent/surface/internal/schema"
 )
 
@@ -60,7 +61,7 @@ func compileSchema(raw json.RawMessage) (s *schema.Schema, err error) {
 		// A compiler bug must cost one capability, not the page: a schema
 		// that panics is a schema that does not compile.
 		if r := recover(); r != nil {
-			s, err = nil, fmt.Errorf("schema compiler panicked: %v", r)
+			s, err = nil, errors.New("schema compiler panicked: "+sprint.Sprint(r))
 		}
 	}()
 	// schema.Compile refuses remote references: a page's schema must be
@@ -76,7 +77,7 @@ func validateInput(s *schema.Schema, input map[string]any) (vs []Violation, err 
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			vs, err = nil, fmt.Errorf("schema validation panicked: %v", r)
+			vs, err = nil, errors.New("schema validation panicked: "+sprint.Sprint(r))
 		}
 	}()
 	found := s.Validate(input)

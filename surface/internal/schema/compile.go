@@ -2,7 +2,6 @@ package schema
 
 import (
 	"encoding/json"
-	"fmt"
 	"regexp"
 	"sort"
 	"strconv"
@@ -54,10 +53,10 @@ func Compile(raw []byte) (*Schema, error) {
 		if v, ok := m["$schema"]; ok {
 			s, ok := v.(string)
 			if !ok {
-				return nil, c.errf("", "$schema", "must be a string")
+				return nil, c.reject("", "$schema", "must be a string")
 			}
 			if c.draft, ok = dialects[normaliseDialect(s)]; !ok {
-				return nil, c.errf("", "$schema", "names an unsupported dialect %q (2020-12, 2019-09 and draft-07 are supported)", s)
+				return nil, c.reject("", "$schema", "names an unsupported dialect "+strconv.Quote(s)+" (2020-12, 2019-09 and draft-07 are supported)")
 			}
 		}
 	}
@@ -93,12 +92,12 @@ type compiler struct {
 	order []*node // nodes in compile order, for a deterministic cycle check
 }
 
-func (c *compiler) errf(ptr, keyword, format string, args ...any) *CompileError {
+func (c *compiler) reject(ptr, keyword, reason string) *CompileError {
 	loc := "#" + ptr
 	if keyword != "" {
 		loc += "/" + escapeToken(keyword)
 	}
-	return &CompileError{Location: loc, Reason: keyword + " " + fmt.Sprintf(format, args...)}
+	return &CompileError{Location: loc, Reason: keyword + " " + reason}
 }
 
 // compile compiles the schema v found at JSON pointer ptr.
@@ -131,25 +130,25 @@ func (c *compiler) sub(ptr, keyword string, v any) (*node, error) {
 func (c *compiler) object(n *node, ptr string, m map[string]any) error {
 	for _, k := range refused {
 		if _, ok := m[k]; ok {
-			return c.errf(ptr, k, "is not supported")
+			return c.reject(ptr, k, "is not supported")
 		}
 	}
 	if v, ok := m["$id"]; ok {
 		if ptr != "" {
-			return c.errf(ptr, "$id", "is only supported at the document root")
+			return c.reject(ptr, "$id", "is only supported at the document root")
 		}
 		// A root $id changes nothing for "#..." references, which are all
 		// this package resolves, so it is read and ignored.
 		s, ok := v.(string)
 		if !ok {
-			return c.errf(ptr, "$id", "must be a string")
+			return c.reject(ptr, "$id", "must be a string")
 		}
 		if i := strings.IndexByte(s, '#'); i >= 0 && i != len(s)-1 {
-			return c.errf(ptr, "$id", "must not have a fragment")
+			return c.reject(ptr, "$id", "must not have a fragment")
 		}
 	}
 	if _, ok := m["$schema"]; ok && ptr != "" {
-		return c.errf(ptr, "$schema", "is only supported at the document root")
+		return c.reject(ptr, "$schema", "is only supported at the document root")
 	}
 
 	// Definitions are compiled whether or not anything refers to them, so
@@ -158,7 +157,7 @@ func (c *compiler) object(n *node, ptr string, m map[string]any) error {
 		if v, ok := m[kw]; ok {
 			defs, ok := v.(map[string]any)
 			if !ok {
-				return c.errf(ptr, kw, "must be an object")
+				return c.reject(ptr, kw, "must be an object")
 			}
 			for _, name := range sortedKeys(defs) {
 				if _, err := c.sub(ptr+"/"+escapeToken(kw), name, defs[name]); err != nil {
@@ -171,7 +170,7 @@ func (c *compiler) object(n *node, ptr string, m map[string]any) error {
 	if v, ok := m["$ref"]; ok {
 		s, ok := v.(string)
 		if !ok {
-			return c.errf(ptr, "$ref", "must be a string")
+			return c.reject(ptr, "$ref", "must be a string")
 		}
 		target, err := c.ref(ptr, s)
 		if err != nil {
@@ -201,20 +200,20 @@ func (c *compiler) annotations(n *node, ptr string, m map[string]any) error {
 	for _, kw := range [...]string{"title", "description", "$comment", "format", "contentEncoding", "contentMediaType"} {
 		if v, ok := m[kw]; ok {
 			if _, ok := v.(string); !ok {
-				return c.errf(ptr, kw, "must be a string")
+				return c.reject(ptr, kw, "must be a string")
 			}
 		}
 	}
 	for _, kw := range [...]string{"deprecated", "readOnly", "writeOnly"} {
 		if v, ok := m[kw]; ok {
 			if _, ok := v.(bool); !ok {
-				return c.errf(ptr, kw, "must be a boolean")
+				return c.reject(ptr, kw, "must be a boolean")
 			}
 		}
 	}
 	if v, ok := m["examples"]; ok {
 		if _, ok := v.([]any); !ok {
-			return c.errf(ptr, "examples", "must be an array")
+			return c.reject(ptr, "examples", "must be an array")
 		}
 	}
 	if f, ok := m["format"].(string); ok {
@@ -228,7 +227,7 @@ func (c *compiler) annotations(n *node, ptr string, m map[string]any) error {
 			if _, ok := m["contentSchema"]; ok {
 				// The previous validator applied it to the decoded
 				// content here, which is not implemented.
-				return c.errf(ptr, "contentSchema", "next to contentMediaType is not supported under draft-07")
+				return c.reject(ptr, "contentSchema", "next to contentMediaType is not supported under draft-07")
 			}
 		}
 		n.content = newContentCheck(m)
@@ -251,12 +250,12 @@ func (c *compiler) assertions(n *node, ptr string, m map[string]any) error {
 	if v, ok := m["enum"]; ok {
 		arr, ok := v.([]any)
 		if !ok {
-			return c.errf(ptr, "enum", "must be an array")
+			return c.reject(ptr, "enum", "must be an array")
 		}
 		if len(arr) == 0 {
 			// Means "nothing is valid", which validators disagree on; an
 			// author meaning that can write false.
-			return c.errf(ptr, "enum", "must not be empty")
+			return c.reject(ptr, "enum", "must not be empty")
 		}
 		n.enum = arr
 		n.enumMsg = enumMessage(arr)
@@ -266,7 +265,7 @@ func (c *compiler) assertions(n *node, ptr string, m map[string]any) error {
 		if k := kindOf(v); k == kObject || k == kArray {
 			n.constMsg = "const failed"
 		} else {
-			n.constMsg = fmt.Sprintf("value must be %#v", v)
+			n.constMsg = "value must be " + goSyntax(v)
 		}
 	}
 
@@ -299,7 +298,7 @@ func (c *compiler) assertions(n *node, ptr string, m map[string]any) error {
 	if v, ok := m["uniqueItems"]; ok {
 		b, ok := v.(bool)
 		if !ok {
-			return c.errf(ptr, "uniqueItems", "must be a boolean")
+			return c.reject(ptr, "uniqueItems", "must be a boolean")
 		}
 		n.unique = b
 	}
@@ -325,12 +324,12 @@ func (c *compiler) assertions(n *node, ptr string, m map[string]any) error {
 		}
 	}
 	if n.multipleOf != nil && n.multipleOf.d.sign() <= 0 {
-		return c.errf(ptr, "multipleOf", "must be greater than 0")
+		return c.reject(ptr, "multipleOf", "must be greater than 0")
 	}
 	if v, ok := m["dependentRequired"]; ok && c.draft != draft7 {
 		deps, ok := v.(map[string]any)
 		if !ok {
-			return c.errf(ptr, "dependentRequired", "must be an object")
+			return c.reject(ptr, "dependentRequired", "must be an object")
 		}
 		for _, name := range sortedKeys(deps) {
 			req, err := c.stringSet(ptr+"/dependentRequired", name, deps[name])
@@ -365,7 +364,7 @@ func (c *compiler) applicators(n *node, ptr string, m map[string]any) error {
 		}
 		arr, ok := v.([]any)
 		if !ok || len(arr) == 0 {
-			return c.errf(ptr, kw, "must be a non-empty array of schemas")
+			return c.reject(ptr, kw, "must be a non-empty array of schemas")
 		}
 		for i, e := range arr {
 			s, err := c.compile(ptr+"/"+kw+"/"+strconv.Itoa(i), e)
@@ -398,7 +397,7 @@ func (c *compiler) applicators(n *node, ptr string, m map[string]any) error {
 
 	if v, ok := m["items"]; ok {
 		if _, isArr := v.([]any); isArr {
-			return c.errf(ptr, "items", "must be a schema (the array form is not supported; use prefixItems)")
+			return c.reject(ptr, "items", "must be a schema (the array form is not supported; use prefixItems)")
 		}
 		if n.items, err = c.sub(ptr, "items", v); err != nil {
 			return err
@@ -413,7 +412,7 @@ func (c *compiler) applicators(n *node, ptr string, m map[string]any) error {
 	if v, ok := m["properties"]; ok {
 		props, ok := v.(map[string]any)
 		if !ok {
-			return c.errf(ptr, "properties", "must be an object")
+			return c.reject(ptr, "properties", "must be an object")
 		}
 		n.props = make(map[string]*node, len(props))
 		n.propOrder = sortedKeys(props)
@@ -426,7 +425,7 @@ func (c *compiler) applicators(n *node, ptr string, m map[string]any) error {
 	if v, ok := m["patternProperties"]; ok {
 		pats, ok := v.(map[string]any)
 		if !ok {
-			return c.errf(ptr, "patternProperties", "must be an object")
+			return c.reject(ptr, "patternProperties", "must be an object")
 		}
 		for _, p := range sortedKeys(pats) {
 			re, err := c.regexp(ptr+"/patternProperties", p, p)
@@ -455,7 +454,7 @@ func (c *compiler) applicators(n *node, ptr string, m map[string]any) error {
 	if v, ok := m["dependentSchemas"]; ok && c.draft != draft7 {
 		deps, ok := v.(map[string]any)
 		if !ok {
-			return c.errf(ptr, "dependentSchemas", "must be an object")
+			return c.reject(ptr, "dependentSchemas", "must be an object")
 		}
 		for _, name := range sortedKeys(deps) {
 			s, err := c.sub(ptr+"/dependentSchemas", name, deps[name])
@@ -486,25 +485,25 @@ func (c *compiler) types(n *node, ptr string, v any) error {
 		names = []string{v}
 	case []any:
 		if len(v) == 0 {
-			return c.errf(ptr, "type", "must not be an empty array")
+			return c.reject(ptr, "type", "must not be an empty array")
 		}
 		for _, e := range v {
 			s, ok := e.(string)
 			if !ok {
-				return c.errf(ptr, "type", "must be a type name or an array of type names")
+				return c.reject(ptr, "type", "must be a type name or an array of type names")
 			}
 			names = append(names, s)
 		}
 	default:
-		return c.errf(ptr, "type", "must be a type name or an array of type names")
+		return c.reject(ptr, "type", "must be a type name or an array of type names")
 	}
 	for _, s := range names {
 		bit, ok := typeNames[s]
 		if !ok {
-			return c.errf(ptr, "type", "names an unknown type %q", s)
+			return c.reject(ptr, "type", "names an unknown type "+strconv.Quote(s))
 		}
 		if n.typeMask&bit != 0 {
-			return c.errf(ptr, "type", "names %q twice", s)
+			return c.reject(ptr, "type", "names "+strconv.Quote(s)+" twice")
 		}
 		n.typeMask |= bit
 	}
@@ -516,11 +515,11 @@ func (c *compiler) types(n *node, ptr string, v any) error {
 func (c *compiler) count(ptr, kw string, v any) (int, error) {
 	num, ok := v.(json.Number)
 	if !ok {
-		return 0, c.errf(ptr, kw, "must be a non-negative integer")
+		return 0, c.reject(ptr, kw, "must be a non-negative integer")
 	}
 	d, ok := parseDecimal(string(num))
 	if !ok || d.neg || !d.isInt() {
-		return 0, c.errf(ptr, kw, "must be a non-negative integer")
+		return 0, c.reject(ptr, kw, "must be a non-negative integer")
 	}
 	return d.toInt(), nil
 }
@@ -528,11 +527,11 @@ func (c *compiler) count(ptr, kw string, v any) (int, error) {
 func (c *compiler) number(ptr, kw string, v any) (*bound, error) {
 	num, ok := v.(json.Number)
 	if !ok {
-		return nil, c.errf(ptr, kw, "must be a number")
+		return nil, c.reject(ptr, kw, "must be a number")
 	}
 	d, ok := parseDecimal(string(num))
 	if !ok {
-		return nil, c.errf(ptr, kw, "must be a number")
+		return nil, c.reject(ptr, kw, "must be a number")
 	}
 	f, _ := strconv.ParseFloat(string(num), 64) // ±Inf past float64's range, as messages show it
 	return &bound{d: d, f: f}, nil
@@ -542,17 +541,17 @@ func (c *compiler) number(ptr, kw string, v any) (*bound, error) {
 func (c *compiler) stringSet(ptr, kw string, v any) ([]string, error) {
 	arr, ok := v.([]any)
 	if !ok {
-		return nil, c.errf(ptr, kw, "must be an array of strings")
+		return nil, c.reject(ptr, kw, "must be an array of strings")
 	}
 	out := make([]string, 0, len(arr))
 	seen := make(map[string]bool, len(arr))
 	for _, e := range arr {
 		s, ok := e.(string)
 		if !ok {
-			return nil, c.errf(ptr, kw, "must be an array of strings")
+			return nil, c.reject(ptr, kw, "must be an array of strings")
 		}
 		if seen[s] {
-			return nil, c.errf(ptr, kw, "names %q twice", s)
+			return nil, c.reject(ptr, kw, "names "+strconv.Quote(s)+" twice")
 		}
 		seen[s] = true
 		out = append(out, s)
@@ -563,17 +562,17 @@ func (c *compiler) stringSet(ptr, kw string, v any) ([]string, error) {
 func (c *compiler) regexp(ptr, kw string, v any) (*regexp.Regexp, error) {
 	s, ok := v.(string)
 	if !ok {
-		return nil, c.errf(ptr, kw, "must be a string")
+		return nil, c.reject(ptr, kw, "must be a string")
 	}
 	// JSON Schema patterns are ECMA-262 (see ecmaregex.go), translated to
 	// an RE2 expression that means the same or refused.
 	tr, err := ecmaPattern(s)
 	if err != nil {
-		return nil, c.errf(ptr, kw, "is not an ECMA-262 pattern this validator can apply: %v", err)
+		return nil, c.reject(ptr, kw, "is not an ECMA-262 pattern this validator can apply: "+err.Error())
 	}
 	re, err := regexp.Compile(tr)
 	if err != nil {
-		return nil, c.errf(ptr, kw, "is not an ECMA-262 pattern this validator can apply: %v", err)
+		return nil, c.reject(ptr, kw, "is not an ECMA-262 pattern this validator can apply: "+err.Error())
 	}
 	return re, nil
 }
@@ -584,33 +583,33 @@ func (c *compiler) regexp(ptr, kw string, v any) (*regexp.Regexp, error) {
 func (c *compiler) ref(ptr, ref string) (*node, error) {
 	frag, ok := strings.CutPrefix(ref, "#")
 	if !ok {
-		return nil, c.errf(ptr, "$ref", "%q is not supported (only \"#\" and \"#/...\" pointers into this document are)", ref)
+		return nil, c.reject(ptr, "$ref", strconv.Quote(ref)+" is not supported (only \"#\" and \"#/...\" pointers into this document are)")
 	}
 	if frag == "" {
 		return c.compile("", c.doc)
 	}
 	if frag[0] != '/' {
-		return nil, c.errf(ptr, "$ref", "%q is not supported (anchors are not)", ref)
+		return nil, c.reject(ptr, "$ref", strconv.Quote(ref)+" is not supported (anchors are not)")
 	}
 	if frag == "/" {
 		// RFC 6901 says the member named "", some validators say the root.
-		return nil, c.errf(ptr, "$ref", "\"#/\" is ambiguous; use \"#\" for the root")
+		return nil, c.reject(ptr, "$ref", "\"#/\" is ambiguous; use \"#\" for the root")
 	}
 	if strings.Contains(strings.ToLower(frag), "%7e") || strings.Contains(strings.ToLower(frag), "%2f") {
 		// Validators disagree on whether these decode before or after the
 		// pointer's own ~0 and ~1 escapes.
-		return nil, c.errf(ptr, "$ref", "%q percent-encodes '~' or '/', which is ambiguous", ref)
+		return nil, c.reject(ptr, "$ref", strconv.Quote(ref)+" percent-encodes '~' or '/', which is ambiguous")
 	}
 	dec, ok := percentDecode(frag)
 	if !ok {
-		return nil, c.errf(ptr, "$ref", "%q has an invalid percent-encoding", ref)
+		return nil, c.reject(ptr, "$ref", strconv.Quote(ref)+" has an invalid percent-encoding")
 	}
 	cur := c.doc
 	var canon strings.Builder
 	for _, tok := range strings.Split(dec[1:], "/") {
 		tok, ok := unescapeToken(tok)
 		if !ok {
-			return nil, c.errf(ptr, "$ref", "%q has an invalid ~ escape", ref)
+			return nil, c.reject(ptr, "$ref", strconv.Quote(ref)+" has an invalid ~ escape")
 		}
 		switch v := cur.(type) {
 		case map[string]any:
@@ -625,7 +624,7 @@ func (c *compiler) ref(ptr, ref string) (*node, error) {
 			ok = false
 		}
 		if !ok {
-			return nil, c.errf(ptr, "$ref", "%q does not point into this document", ref)
+			return nil, c.reject(ptr, "$ref", strconv.Quote(ref)+" does not point into this document")
 		}
 		canon.WriteByte('/')
 		canon.WriteString(escapeToken(tok))
@@ -758,11 +757,11 @@ func enumMessage(values []any) string {
 		}
 	}
 	if len(values) == 1 {
-		return fmt.Sprintf("value must be %#v", values[0])
+		return "value must be " + goSyntax(values[0])
 	}
 	parts := make([]string, len(values))
 	for i, v := range values {
-		parts[i] = fmt.Sprintf("%#v", v)
+		parts[i] = goSyntax(v)
 	}
 	return "value must be one of " + strings.Join(parts, ", ")
 }

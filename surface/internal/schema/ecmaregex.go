@@ -2,7 +2,6 @@ package schema
 
 import (
 	"errors"
-	"fmt"
 	"regexp"
 	"sort"
 	"strconv"
@@ -35,7 +34,7 @@ func ecmaPattern(src string) (string, error) {
 		return "", err
 	}
 	if p.pos < len(p.src) {
-		return "", p.errf("unmatched %q", p.src[p.pos])
+		return "", p.fail("unmatched " + strconv.QuoteRune(rune(p.src[p.pos])))
 	}
 	return out, nil
 }
@@ -47,13 +46,21 @@ type ecmaParser struct {
 	names map[string]bool
 }
 
-func (p *ecmaParser) errf(format string, args ...any) error {
-	return fmt.Errorf("at offset %d: "+format, append([]any{p.pos}, args...)...)
+// fail reports a pattern that is not ECMA-262.
+func (p *ecmaParser) fail(msg string) error {
+	return errors.New("at offset " + strconv.Itoa(p.pos) + ": " + msg)
 }
 
+// unsupported reports a valid construct that has no RE2 equivalent; the
+// error wraps errUnsupported.
 func (p *ecmaParser) unsupported(what string) error {
-	return fmt.Errorf("at offset %d: %s is %w (no RE2 equivalent)", p.pos, what, errUnsupported)
+	return &unsupportedError{"at offset " + strconv.Itoa(p.pos) + ": " + what + " is " + errUnsupported.Error() + " (no RE2 equivalent)"}
 }
+
+type unsupportedError struct{ msg string }
+
+func (e *unsupportedError) Error() string { return e.msg }
+func (e *unsupportedError) Unwrap() error { return errUnsupported }
 
 func (p *ecmaParser) peek() byte {
 	if p.pos < len(p.src) {
@@ -94,7 +101,7 @@ func (p *ecmaParser) alternative() (string, error) {
 			return "", err
 		}
 		if q != "" && !quantifiable {
-			return "", p.errf("nothing to repeat")
+			return "", p.fail("nothing to repeat")
 		}
 		b.WriteString(atom)
 		b.WriteString(q)
@@ -111,10 +118,10 @@ func (p *ecmaParser) quantifier() (string, error) {
 	case '{':
 		lo, hi, ok := p.braces()
 		if !ok {
-			return "", p.errf("incomplete quantifier")
+			return "", p.fail("incomplete quantifier")
 		}
 		if hi >= 0 && hi < lo {
-			return "", p.errf("numbers out of order in {} quantifier")
+			return "", p.fail("numbers out of order in {} quantifier")
 		}
 	default:
 		return "", nil
@@ -125,7 +132,7 @@ func (p *ecmaParser) quantifier() (string, error) {
 	q := p.src[start:p.pos]
 	switch p.peek() {
 	case '*', '+', '?', '{':
-		return "", p.errf("nothing to repeat")
+		return "", p.fail("nothing to repeat")
 	}
 	return q, nil
 }
@@ -189,9 +196,9 @@ func (p *ecmaParser) term() (string, bool, error) {
 	case '\\':
 		return p.atomEscape()
 	case '*', '+', '?', '{':
-		return "", false, p.errf("nothing to repeat")
+		return "", false, p.fail("nothing to repeat")
 	case ']', '}':
-		return "", false, p.errf("lone %q", c)
+		return "", false, p.fail("lone " + strconv.QuoteRune(rune(c)))
 	}
 	r, n := utf8.DecodeRuneInString(p.src[p.pos:])
 	p.pos += n
@@ -217,14 +224,14 @@ func (p *ecmaParser) group() (string, bool, error) {
 		case strings.HasPrefix(rest, "?<"):
 			end := strings.IndexByte(rest, '>')
 			if end < 0 {
-				return "", false, p.errf("unterminated group name")
+				return "", false, p.fail("unterminated group name")
 			}
 			name := rest[2:end]
 			if !asciiIdentifier(name) {
 				return "", false, p.unsupported("a group name outside [A-Za-z_$][A-Za-z0-9_$]*")
 			}
 			if p.names[name] {
-				return "", false, p.errf("duplicate group name %q", name)
+				return "", false, p.fail("duplicate group name " + strconv.Quote(name))
 			}
 			if p.names == nil {
 				p.names = map[string]bool{}
@@ -232,7 +239,7 @@ func (p *ecmaParser) group() (string, bool, error) {
 			p.names[name] = true
 			p.pos += end + 1
 		default:
-			return "", false, p.errf("invalid group")
+			return "", false, p.fail("invalid group")
 		}
 	}
 	inner, err := p.disjunction()
@@ -240,7 +247,7 @@ func (p *ecmaParser) group() (string, bool, error) {
 		return "", false, err
 	}
 	if p.peek() != ')' {
-		return "", false, p.errf("unterminated group")
+		return "", false, p.fail("unterminated group")
 	}
 	p.pos++
 	// Captures are never read, so every group is non-capturing in RE2.
@@ -265,7 +272,7 @@ func asciiIdentifier(s string) bool {
 func (p *ecmaParser) atomEscape() (string, bool, error) {
 	p.pos++ // backslash
 	if p.eof() {
-		return "", false, p.errf("\\ at end of pattern")
+		return "", false, p.fail("\\ at end of pattern")
 	}
 	switch c := p.peek(); c {
 	case 'b':
@@ -332,7 +339,7 @@ func (p *ecmaParser) charEscape(inClass bool) (rune, error) {
 		return '\r', nil
 	case '0':
 		if d := p.peek(); '0' <= d && d <= '9' {
-			return 0, p.errf("invalid decimal escape")
+			return 0, p.fail("invalid decimal escape")
 		}
 		return 0, nil
 	case 'c':
@@ -340,7 +347,7 @@ func (p *ecmaParser) charEscape(inClass bool) (rune, error) {
 			p.pos++
 			return rune(l % 32), nil
 		}
-		return 0, p.errf("invalid control escape")
+		return 0, p.fail("invalid control escape")
 	case 'x':
 		if p.pos+2 <= len(p.src) {
 			if v, err := strconv.ParseUint(p.src[p.pos:p.pos+2], 16, 8); err == nil && isHexDigits(p.src[p.pos:p.pos+2]) {
@@ -348,7 +355,7 @@ func (p *ecmaParser) charEscape(inClass bool) (rune, error) {
 				return rune(v), nil
 			}
 		}
-		return 0, p.errf("invalid \\x escape")
+		return 0, p.fail("invalid \\x escape")
 	case 'u':
 		return p.unicodeEscape()
 	case 'b':
@@ -363,7 +370,7 @@ func (p *ecmaParser) charEscape(inClass bool) (rune, error) {
 		return rune(c), nil
 	}
 	p.pos--
-	return 0, p.errf("invalid escape \\%c", c)
+	return 0, p.fail("invalid escape \\" + string(rune(c)))
 }
 
 func isHexDigits(s string) bool {
@@ -382,11 +389,11 @@ func (p *ecmaParser) unicodeEscape() (rune, error) {
 	if p.peek() == '{' {
 		end := strings.IndexByte(p.src[p.pos:], '}')
 		if end < 0 || !isHexDigits(p.src[p.pos+1:p.pos+end]) {
-			return 0, p.errf("invalid \\u{} escape")
+			return 0, p.fail("invalid \\u{} escape")
 		}
 		v, err := strconv.ParseUint(p.src[p.pos+1:p.pos+end], 16, 32)
 		if err != nil || v > unicode.MaxRune {
-			return 0, p.errf("\\u{} escape out of range")
+			return 0, p.fail("\\u{} escape out of range")
 		}
 		p.pos += end + 1
 		return p.scalar(rune(v))
@@ -401,7 +408,7 @@ func (p *ecmaParser) unicodeEscape() (rune, error) {
 	}
 	r, ok := hex4()
 	if !ok {
-		return 0, p.errf("invalid \\u escape")
+		return 0, p.fail("invalid \\u escape")
 	}
 	if 0xd800 <= r && r <= 0xdbff && strings.HasPrefix(p.src[p.pos:], `\u`) {
 		save := p.pos
@@ -437,7 +444,7 @@ func (p *ecmaParser) class() (string, error) {
 	var props []string
 	for {
 		if p.eof() {
-			return "", p.errf("unterminated character class")
+			return "", p.fail("unterminated character class")
 		}
 		if p.peek() == ']' {
 			p.pos++
@@ -454,10 +461,10 @@ func (p *ecmaParser) class() (string, error) {
 				return "", err
 			}
 			if loSet != nil || hiSet != nil || loProps != nil || hiProps != nil {
-				return "", p.errf("a class escape cannot bound a range")
+				return "", p.fail("a class escape cannot bound a range")
 			}
 			if hi < lo {
-				return "", p.errf("range out of order in character class")
+				return "", p.fail("range out of order in character class")
 			}
 			set = append(set, [2]rune{lo, hi})
 			continue
@@ -487,7 +494,7 @@ func (p *ecmaParser) classAtom() (r rune, set runeSet, props []string, err error
 	switch p.peek() {
 	case 0:
 		if p.eof() {
-			return 0, nil, nil, p.errf("\\ at end of pattern")
+			return 0, nil, nil, p.fail("\\ at end of pattern")
 		}
 	case 'd', 'D', 'w', 'W', 's', 'S', 'p', 'P':
 		set, props, err := p.classEscape(true)
@@ -503,11 +510,11 @@ func (p *ecmaParser) classAtom() (r rune, set runeSet, props []string, err error
 // property reads {Name} or {Name=Value} after \p or \P.
 func (p *ecmaParser) property(negate bool) (runeSet, []string, error) {
 	if p.peek() != '{' {
-		return nil, nil, p.errf("invalid property escape")
+		return nil, nil, p.fail("invalid property escape")
 	}
 	end := strings.IndexByte(p.src[p.pos:], '}')
 	if end < 0 {
-		return nil, nil, p.errf("invalid property escape")
+		return nil, nil, p.fail("invalid property escape")
 	}
 	body := p.src[p.pos+1 : p.pos+end]
 	p.pos += end + 1
@@ -530,7 +537,7 @@ func (p *ecmaParser) property(negate bool) (runeSet, []string, error) {
 		}
 	}
 	if table == "" {
-		return nil, nil, p.unsupported(fmt.Sprintf("the property %q", body))
+		return nil, nil, p.unsupported("the property " + strconv.Quote(body))
 	}
 	if negate {
 		return nil, []string{`\P{` + table + `}`}, nil

@@ -1,7 +1,6 @@
 package schema
 
 import (
-	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -141,7 +140,7 @@ func (v *validator) evalObject(n *node, inst any, out *[]Violation) bool {
 	k := kindOf(inst)
 	if k == kInvalid {
 		if out != nil {
-			v.report(out, "type", fmt.Sprintf("unsupported value of Go type %T", inst))
+			v.report(out, "type", "unsupported value of Go type "+typeName(inst))
 		}
 		return false
 	}
@@ -234,13 +233,17 @@ func (v *validator) evalObject(n *node, inst any, out *[]Violation) bool {
 				if out == nil {
 					return false
 				}
-				fail("minLength", func() string { return fmt.Sprintf("length must be >= %d, but got %d", n.minLen, length) })
+				fail("minLength", func() string {
+					return "length must be >= " + strconv.Itoa(n.minLen) + ", but got " + strconv.Itoa(length)
+				})
 			}
 			if n.maxLen >= 0 && length > n.maxLen {
 				if out == nil {
 					return false
 				}
-				fail("maxLength", func() string { return fmt.Sprintf("length must be <= %d, but got %d", n.maxLen, length) })
+				fail("maxLength", func() string {
+					return "length must be <= " + strconv.Itoa(n.maxLen) + ", but got " + strconv.Itoa(length)
+				})
 			}
 		}
 		if n.pattern != nil && !n.pattern.MatchString(s) {
@@ -261,7 +264,7 @@ func (v *validator) evalObject(n *node, inst any, out *[]Violation) bool {
 		if n.minimum != nil || n.maximum != nil || n.exclMin != nil || n.exclMax != nil || n.multipleOf != nil {
 			if !readNum() {
 				if out != nil {
-					v.report(out, "type", fmt.Sprintf("%v is not a valid number", inst))
+					v.report(out, "type", numText(inst)+" is not a valid number")
 				}
 				return false
 			}
@@ -281,14 +284,14 @@ func (v *validator) evalObject(n *node, inst any, out *[]Violation) bool {
 					if out == nil {
 						return false
 					}
-					fail(c.keyword, func() string { return fmt.Sprintf("must be %s %v but found %v", c.op, c.b.f, inst) })
+					fail(c.keyword, func() string { return "must be " + c.op + " " + floatV(c.b.f, 64) + " but found " + numText(inst) })
 				}
 			}
 			if n.multipleOf != nil && !isMultiple(num, n.multipleOf.d) {
 				if out == nil {
 					return false
 				}
-				fail("multipleOf", func() string { return fmt.Sprintf("%v not multipleOf %v", inst, n.multipleOf.f) })
+				fail("multipleOf", func() string { return numText(inst) + " not multipleOf " + floatV(n.multipleOf.f, 64) })
 			}
 		}
 	}
@@ -381,7 +384,7 @@ func (v *validator) oneOf(n *node, inst any, out *[]Violation) bool {
 		}
 		if matched >= 0 {
 			if out != nil {
-				v.report(out, "oneOf", fmt.Sprintf("valid against schemas at indexes %d and %d", matched, i))
+				v.report(out, "oneOf", "valid against schemas at indexes "+strconv.Itoa(matched)+" and "+strconv.Itoa(i))
 			}
 			return false
 		}
@@ -413,14 +416,14 @@ func (v *validator) object(n *node, obj map[string]any, out *[]Violation) bool {
 			return false
 		}
 		valid = false
-		v.report(out, "minProperties", fmt.Sprintf("minimum %d properties allowed, but found %d properties", n.minProps, len(obj)))
+		v.report(out, "minProperties", "minimum "+strconv.Itoa(n.minProps)+" properties allowed, but found "+strconv.Itoa(len(obj))+" properties")
 	}
 	if n.maxProps >= 0 && len(obj) > n.maxProps {
 		if out == nil {
 			return false
 		}
 		valid = false
-		v.report(out, "maxProperties", fmt.Sprintf("maximum %d properties allowed, but found %d properties", n.maxProps, len(obj)))
+		v.report(out, "maxProperties", "maximum "+strconv.Itoa(n.maxProps)+" properties allowed, but found "+strconv.Itoa(len(obj))+" properties")
 	}
 	if len(n.required) > 0 {
 		var missing []string
@@ -508,7 +511,7 @@ func (v *validator) object(n *node, obj map[string]any, out *[]Violation) bool {
 					return false
 				}
 				valid = false
-				v.report(out, "dependentRequired", fmt.Sprintf("property %s is required, if %s property exists", quote(name), quote(d.name)))
+				v.report(out, "dependentRequired", "property "+quote(name)+" is required, if "+quote(d.name)+" property exists")
 			}
 		}
 	}
@@ -544,14 +547,14 @@ func (v *validator) array(n *node, arr []any, out *[]Violation) bool {
 			return false
 		}
 		valid = false
-		v.report(out, "minItems", fmt.Sprintf("minimum %d items required, but found %d items", n.minItems, len(arr)))
+		v.report(out, "minItems", "minimum "+strconv.Itoa(n.minItems)+" items required, but found "+strconv.Itoa(len(arr))+" items")
 	}
 	if n.maxItems >= 0 && len(arr) > n.maxItems {
 		if out == nil {
 			return false
 		}
 		valid = false
-		v.report(out, "maxItems", fmt.Sprintf("maximum %d items required, but found %d items", n.maxItems, len(arr)))
+		v.report(out, "maxItems", "maximum "+strconv.Itoa(n.maxItems)+" items required, but found "+strconv.Itoa(len(arr))+" items")
 	}
 	if n.unique {
 		if j, i, dup := duplicate(arr); dup {
@@ -559,7 +562,7 @@ func (v *validator) array(n *node, arr []any, out *[]Violation) bool {
 				return false
 			}
 			valid = false
-			v.report(out, "uniqueItems", fmt.Sprintf("items at index %d and %d are equal", j, i))
+			v.report(out, "uniqueItems", "items at index "+strconv.Itoa(j)+" and "+strconv.Itoa(i)+" are equal")
 		}
 	}
 	for i, item := range arr {
@@ -602,7 +605,7 @@ func (v *validator) array(n *node, arr []any, out *[]Violation) bool {
 			if len(causes) > 0 {
 				*out = append(*out, causes...)
 			} else {
-				v.report(out, "minContains", fmt.Sprintf("valid must be >= %d, but got %d", n.minContains, matched))
+				v.report(out, "minContains", "valid must be >= "+strconv.Itoa(n.minContains)+", but got "+strconv.Itoa(matched))
 			}
 		}
 		if n.maxContains >= 0 && matched > n.maxContains {
@@ -610,7 +613,7 @@ func (v *validator) array(n *node, arr []any, out *[]Violation) bool {
 				return false
 			}
 			valid = false
-			v.report(out, "maxContains", fmt.Sprintf("valid must be <= %d, but got %d", n.maxContains, matched))
+			v.report(out, "maxContains", "valid must be <= "+strconv.Itoa(n.maxContains)+", but got "+strconv.Itoa(matched))
 		}
 	}
 	return valid
