@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"sync"
 
 	"pling.dev/agent/internal/jsonread"
 )
@@ -89,28 +90,34 @@ func sanitizeResult(raw json.RawMessage) (json.RawMessage, bool, string, error) 
 // it proves that in one scan instead of a decode. A member name written
 // with escapes counts as a rewritten one: the decode path reads it.
 func plainResult(raw []byte) bool {
-	plain := true
-	c := compactor{dst: make([]byte, 0, len(raw)), src: raw, topKey: func(key []byte) {
-		if !plain {
-			return
-		}
-		if bytes.IndexByte(key, '\\') >= 0 || string(key) == "approval" || string(key) == "error" {
-			plain = false
-			return
-		}
-		for _, k := range evidenceKeys {
-			if string(key) == k {
-				plain = false
-				return
-			}
-		}
-	}}
+	// The compact text is not kept: the scan writes into a pooled buffer.
+	buf := compactScratch.Get().(*[]byte)
+	c := compactor{dst: (*buf)[:0], src: raw, checkTop: true}
 	c.space()
-	if !c.value(0) {
-		return false
+	ok := c.value(0)
+	c.space()
+	if cap(c.dst) <= 64<<10 {
+		*buf = c.dst[:0]
 	}
-	c.space()
-	return plain && c.pos == len(raw)
+	compactScratch.Put(buf)
+	return ok && !c.rewritten && c.pos == len(raw)
+}
+
+var compactScratch = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+// rewrittenKey reports whether a top-level member name, as written between
+// its quotes, is one the conventions rewrite. A name written with escapes
+// counts as one: the decode path reads it.
+func rewrittenKey(key []byte) bool {
+	if bytes.IndexByte(key, '\\') >= 0 || string(key) == "approval" || string(key) == "error" {
+		return true
+	}
+	for _, k := range evidenceKeys {
+		if string(key) == k {
+			return true
+		}
+	}
+	return false
 }
 
 func approvalStatus(a any) string {

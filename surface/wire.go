@@ -753,9 +753,9 @@ func appendCompact(dst, src []byte) ([]byte, bool) {
 type compactor struct {
 	dst, src []byte
 	pos      int
-	// topKey, when set, is told the raw text (between the quotes) of
-	// every member name of the outermost object.
-	topKey func(raw []byte)
+	// checkTop, when set, makes rewritten report whether a member name
+	// of the outermost object is one the result conventions rewrite.
+	checkTop, rewritten bool
 }
 
 func (c *compactor) space() {
@@ -788,8 +788,8 @@ func (c *compactor) value(depth int) bool {
 			if c.pos >= len(c.src) || c.src[c.pos] != '"' || !c.string() {
 				return false
 			}
-			if depth == 0 && c.topKey != nil {
-				c.topKey(c.src[keyAt : c.pos-1])
+			if depth == 0 && c.checkTop && !c.rewritten {
+				c.rewritten = rewrittenKey(c.src[keyAt : c.pos-1])
 			}
 			c.space()
 			if c.pos >= len(c.src) || c.src[c.pos] != ':' {
