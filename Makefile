@@ -123,7 +123,6 @@ fuzz:
 	$(GO) test -run=NONE -fuzz='^FuzzHandle$$' -fuzztime=$(FUZZTIME) ./surface/
 	$(GO) test -run=NONE -fuzz='^FuzzExchange$$' -fuzztime=$(FUZZTIME) ./surface/
 	$(GO) test -run=NONE -fuzz='^FuzzReplyCap$$' -fuzztime=$(FUZZTIME) ./surface/
-	$(GO) test -run=NONE -fuzz='^FuzzPlainResult$$' -fuzztime=$(FUZZTIME) ./surface/
 	$(GO) test -run=NONE -fuzz='^FuzzDescribeInput$$' -fuzztime=$(FUZZTIME) ./surface/
 	$(GO) test -run=NONE -fuzz='^FuzzAppendJSON$$' -fuzztime=$(FUZZTIME) ./surface/
 	$(GO) test -run=NONE -fuzz='^FuzzParseView$$' -fuzztime=$(FUZZTIME) ./surface/
