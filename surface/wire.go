@@ -579,8 +579,63 @@ func (w *wire) time(t time.Time) {
 		return
 	}
 	w.b = append(w.b, '"')
-	w.b = t.AppendFormat(w.b, time.RFC3339Nano)
+	w.b = appendRFC3339Nano(w.b, t)
 	w.b = append(w.b, '"')
+}
+
+// appendRFC3339Nano is t.AppendFormat(b, time.RFC3339Nano) for years 0 to
+// 9999, which AppendFormat would bring time's whole layout formatter for.
+func appendRFC3339Nano(b []byte, t time.Time) []byte {
+	year, month, day := t.Date()
+	hour, min, sec := t.Clock()
+	b = appendPadded(b, year, 4)
+	b = append(b, '-')
+	b = appendPadded(b, int(month), 2)
+	b = append(b, '-')
+	b = appendPadded(b, day, 2)
+	b = append(b, 'T')
+	b = appendPadded(b, hour, 2)
+	b = append(b, ':')
+	b = appendPadded(b, min, 2)
+	b = append(b, ':')
+	b = appendPadded(b, sec, 2)
+	if ns := t.Nanosecond(); ns != 0 {
+		// Nine digits without their trailing zeros.
+		b = append(b, '.')
+		b = appendPadded(b, ns, 9)
+		for b[len(b)-1] == '0' {
+			b = b[:len(b)-1]
+		}
+	}
+	_, offset := t.Zone()
+	if offset == 0 {
+		return append(b, 'Z')
+	}
+	zone := offset / 60 // minutes; seconds of an offset are not written
+	if zone < 0 {
+		b = append(b, '-')
+		zone = -zone
+	} else {
+		b = append(b, '+')
+	}
+	b = appendPadded(b, zone/60, 2)
+	b = append(b, ':')
+	return appendPadded(b, zone%60, 2)
+}
+
+// appendPadded appends n (not negative) in decimal, zero-padded to width.
+func appendPadded(b []byte, n, width int) []byte {
+	var buf [20]byte
+	i := len(buf)
+	for n >= 10 || width > 1 {
+		i--
+		buf[i] = byte('0' + n%10)
+		n /= 10
+		width--
+	}
+	i--
+	buf[i] = byte('0' + n)
+	return append(b, buf[i:]...)
 }
 
 func (w *wire) callContext(c *CallContext) {

@@ -4,7 +4,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 )
 
@@ -45,10 +44,29 @@ func isDateTime(s string) bool {
 	return len(s) >= 20 && (s[10] == 'T' || s[10] == 't') && isDate(s[:10]) && isTime(s[11:])
 }
 
-// isDate: RFC 3339 full-date, a real day of a real month.
+// isDate: RFC 3339 full-date, a real day of a real month, with the verdict
+// of time.Parse("2006-01-02", s): four digits, two, two, any year from
+// 0000. (time.Parse would link time's layout parser into the module.)
 func isDate(s string) bool {
-	_, err := time.Parse("2006-01-02", s)
-	return err == nil
+	if len(s) != 10 || s[4] != '-' || s[7] != '-' {
+		return false
+	}
+	for _, i := range [...]int{0, 1, 2, 3, 5, 6, 8, 9} {
+		if !isDigit(s[i]) {
+			return false
+		}
+	}
+	year := int(s[0]-'0')*1000 + int(s[1]-'0')*100 + int(s[2]-'0')*10 + int(s[3]-'0')
+	month := int(s[5]-'0')*10 + int(s[6]-'0')
+	day := int(s[8]-'0')*10 + int(s[9]-'0')
+	if month < 1 || month > 12 || day < 1 {
+		return false
+	}
+	days := [...]int{31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31}[month-1]
+	if month == 2 && year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+		days = 29
+	}
+	return day <= days
 }
 
 // isTime: RFC 3339 full-time. The numeric fields are read the way

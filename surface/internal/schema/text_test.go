@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The helpers must write exactly what fmt writes, or a message changes.
@@ -75,6 +76,27 @@ func TestPatternErrorsMatchFmt(t *testing.T) {
 		}
 		if strings.Contains(err.Error(), "not supported") != errors.Is(err, errUnsupported) {
 			t.Errorf("%s: errors.Is(err, errUnsupported) = %v", tc.src, errors.Is(err, errUnsupported))
+		}
+	}
+}
+
+// isDate must give time.Parse("2006-01-02")'s verdict.
+func TestIsDateIsTimeParse(t *testing.T) {
+	var inputs []string
+	for _, y := range []string{"0000", "0001", "1900", "2000", "2023", "2024", "2100", "9999"} {
+		for m := 0; m <= 13; m++ {
+			for d := 0; d <= 32; d++ {
+				inputs = append(inputs, fmt.Sprintf("%s-%02d-%02d", y, m, d))
+			}
+		}
+	}
+	inputs = append(inputs, "", "2024-1-01", "2024-01-1", "24-01-01", "+024-01-01", "-024-01-01", "2024-01-01 ",
+		" 2024-01-01", "2024/01/01", "2024-01-01T", "2024-0a-01", "2024-01-0a", "20a4-01-01", "2024--1-01",
+		"2024-01-+1", "２０２４-01-01", "2024-01-01\x00", "12024-01-01")
+	for _, s := range inputs {
+		_, err := time.Parse("2006-01-02", s)
+		if got := isDate(s); got != (err == nil) {
+			t.Errorf("isDate(%q) = %v, time.Parse error: %v", s, got, err)
 		}
 	}
 }
