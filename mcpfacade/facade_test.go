@@ -104,7 +104,48 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 	}
 	t.Cleanup(func() { cs.Close() })
 	f.cs = cs
+	f.awaitListening(t)
 	return f
+}
+
+// awaitListening returns once the server's tool-list notifications reach
+// the client. The MCP Go client sends its subscriptions/listen request
+// without waiting for the server to take it, so a change made right after
+// Connect can go unnotified: on a loaded machine TestRevocationRemovesTools
+// waited 30 s for a tools/list_changed that was never sent. A probe tool,
+// outside the facade's own list, is added until the client hears of it,
+// then removed; once no notification has come for a while the count starts
+// from zero.
+func (f *fixture) awaitListening(t *testing.T) {
+	t.Helper()
+	srv := f.fac.Server()
+	probe := &mcp.Tool{Name: "fixture-listening-probe", InputSchema: map[string]any{"type": "object"}}
+	answer := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{}, nil
+	}
+	deadline := time.After(wait)
+	for heard := false; !heard; {
+		srv.AddTool(probe, answer)
+		select {
+		case <-f.changed:
+			heard = true
+		case <-time.After(25 * time.Millisecond):
+			srv.RemoveTools(probe.Name)
+		case <-deadline:
+			t.Fatal("the client never heard of a tools/list_changed")
+		}
+	}
+	srv.RemoveTools(probe.Name)
+	for quiet := false; !quiet; {
+		select {
+		case <-f.changed:
+		case <-time.After(100 * time.Millisecond):
+			quiet = true
+		}
+	}
+	f.mu.Lock()
+	f.listChanged = 0
+	f.mu.Unlock()
 }
 
 // grant replaces the session with one for scope.
