@@ -49,15 +49,18 @@ type SlidingWindow struct {
 	window time.Duration
 
 	mu    sync.Mutex
+	base  time.Time // the first call's time; admitted times count from it
 	logs  map[string]*ring
 	calls int
 }
 
-// ring holds a key's admitted times, oldest first; it never holds more than
-// max. It starts small and grows as the key uses it: a limit of a million
-// requests a minute must not cost 24 MB for every session that sends one.
+// ring holds a key's admitted times, oldest first, in nanoseconds after the
+// limiter's base; it never holds more than max. It starts small and grows
+// as the key uses it: a limit of a million requests a minute must not cost
+// 8 MB for every session that sends one. Offsets rather than time.Time: 8
+// bytes a request instead of 24, and no pointer for the collector to scan.
 type ring struct {
-	times []time.Time
+	times []int64
 	head  int
 	n     int
 }
@@ -73,24 +76,29 @@ func NewSlidingWindow(max int, window time.Duration) *SlidingWindow {
 func (l *SlidingWindow) Allow(_ context.Context, key string, now time.Time) (Decision, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.base.IsZero() {
+		l.base = now
+	}
+	// Sub uses the monotonic clock when both times carry it.
+	at := int64(now.Sub(l.base))
 	l.calls++
 	if l.calls%1024 == 0 {
-		l.sweep(now)
+		l.sweep(at)
 	}
 	r := l.logs[key]
 	if r == nil {
-		r = &ring{times: make([]time.Time, min(l.max, initialRing))}
+		r = &ring{times: make([]int64, min(l.max, initialRing))}
 		l.logs[key] = r
 	}
-	r.expire(now, l.window)
+	r.expire(at, l.window)
 	if r.n < l.max {
-		r.push(now, l.max)
+		r.push(at, l.max)
 		return Decision{Verdict: Allow}, nil
 	}
 	// The oldest admitted time leaves the window at oldest+window. A clock
 	// that jumped backwards keeps old entries counted (fail closed) but never
 	// asks for more than one window of patience.
-	wait := r.times[r.head].Add(l.window).Sub(now)
+	wait := l.window - time.Duration(at-r.times[r.head])
 	if wait <= 0 || wait > l.window {
 		wait = l.window
 	}
@@ -104,26 +112,26 @@ func (l *SlidingWindow) Len() int {
 	return len(l.logs)
 }
 
-func (l *SlidingWindow) sweep(now time.Time) {
+func (l *SlidingWindow) sweep(at int64) {
 	for k, r := range l.logs {
-		r.expire(now, l.window)
+		r.expire(at, l.window)
 		if r.n == 0 {
 			delete(l.logs, k)
 		}
 	}
 }
 
-func (r *ring) expire(now time.Time, window time.Duration) {
-	for r.n > 0 && now.Sub(r.times[r.head]) >= window {
+func (r *ring) expire(at int64, window time.Duration) {
+	for r.n > 0 && at-r.times[r.head] >= int64(window) {
 		r.head = (r.head + 1) % len(r.times)
 		r.n--
 	}
 }
 
-func (r *ring) push(t time.Time, max int) {
+func (r *ring) push(t int64, max int) {
 	if r.n == len(r.times) {
 		// Full but below max: grow, keeping the times in order from 0.
-		grown := make([]time.Time, min(max, 2*len(r.times)))
+		grown := make([]int64, min(max, 2*len(r.times)))
 		n := copy(grown, r.times[r.head:])
 		copy(grown[n:], r.times[:r.head])
 		r.times, r.head = grown, 0
