@@ -108,17 +108,26 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 	return f
 }
 
-// awaitListening returns once the server's tool-list notifications reach
-// the client. The MCP Go client sends its subscriptions/listen request
-// without waiting for the server to take it, so a change made right after
-// Connect can go unnotified: on a loaded machine TestRevocationRemovesTools
-// waited 30 s for a tools/list_changed that was never sent. A probe tool,
-// outside the facade's own list, is added until the client hears of it,
-// then removed; once no notification has come for a while the count starts
-// from zero.
+// awaitListening returns once the fixture's client hears srv's tool-list
+// changes, and counts notifications from zero after that.
 func (f *fixture) awaitListening(t *testing.T) {
 	t.Helper()
-	srv := f.fac.Server()
+	awaitListening(t, f.fac.Server(), f.changed)
+	f.mu.Lock()
+	f.listChanged = 0
+	f.mu.Unlock()
+}
+
+// awaitListening returns once srv's tool-list notifications reach the
+// client whose handler feeds changed. The MCP Go client sends its
+// subscriptions/listen request without waiting for the server to take it,
+// so a change made right after Connect can go unnotified: on a loaded
+// machine TestRevocationRemovesTools waited 30 s for a tools/list_changed
+// that was never sent. A probe tool, outside the facade's own list, is
+// added until the client hears of it, then removed, and changed is drained
+// once no notification has come for a while.
+func awaitListening(t *testing.T, srv *mcp.Server, changed <-chan struct{}) {
+	t.Helper()
 	probe := &mcp.Tool{Name: "fixture-listening-probe", InputSchema: map[string]any{"type": "object"}}
 	answer := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{}, nil
@@ -127,7 +136,7 @@ func (f *fixture) awaitListening(t *testing.T) {
 	for heard := false; !heard; {
 		srv.AddTool(probe, answer)
 		select {
-		case <-f.changed:
+		case <-changed:
 			heard = true
 		case <-time.After(25 * time.Millisecond):
 			srv.RemoveTools(probe.Name)
@@ -138,14 +147,11 @@ func (f *fixture) awaitListening(t *testing.T) {
 	srv.RemoveTools(probe.Name)
 	for quiet := false; !quiet; {
 		select {
-		case <-f.changed:
+		case <-changed:
 		case <-time.After(100 * time.Millisecond):
 			quiet = true
 		}
 	}
-	f.mu.Lock()
-	f.listChanged = 0
-	f.mu.Unlock()
 }
 
 // grant replaces the session with one for scope.
@@ -772,6 +778,7 @@ func TestPolling(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	awaitListening(t, poller.Server(), changed)
 	go func() { poller.Run(ctx); close(done) }()
 	defer func() { cancel(); <-done; cs.Close() }()
 

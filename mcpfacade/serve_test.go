@@ -57,6 +57,7 @@ func TestHTTP(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer cs.Close()
+		awaitListening(t, f.fac.Server(), changed)
 		res, err := cs.ListTools(ctx, nil)
 		if err != nil {
 			t.Fatal(err)
