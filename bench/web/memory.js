@@ -22,9 +22,10 @@ let audited = 0;
 // Every control on, as in the invoke benchmark, and the replay guard with
 // its default five-minute window, which holds every invoke id of this run:
 // what must stay flat is what the surface keeps beyond that. The rate
-// limiter gets a one-second window: maxRequests is above the rate one page
-// can sustain and no larger, because the limiter allocates a slot per
-// admitted request up front.
+// limiter gets a one-second window. maxRequests is above the rate one page
+// can sustain, and no larger, because the limiter keeps 8 bytes for each
+// request admitted in its window, in a ring that grows with the rate up to
+// maxRequests.
 const surface = createSurface({
   registry: defineRegistry(page.parts),
   execute: page.execute,
