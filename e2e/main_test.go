@@ -25,8 +25,9 @@ var (
 	// siteURL serves the assembled site at / and testdata/ at /e2e/, so the
 	// test pages load the runtime from the same origin as the demo.
 	siteURL string
-	// foreignURLs serve testdata/foreign/ from other origins: another port
-	// of the same host (same site), and another host name (another site).
+	// foreignURLs serve testdata/foreign/ and testdata/mcp-hostile.* from
+	// other origins: another port of the same host (same site), and another
+	// host name (another site).
 	foreignURLs map[string]string
 	// browser is the one Chromium of this test binary; each test opens a tab.
 	browser context.Context
@@ -81,7 +82,13 @@ func run(m *testing.M) (int, error) {
 	// The foreign pages are embedded by the isolated site, so they must opt
 	// in to being embedded cross-origin and be isolated themselves, or
 	// Chromium never loads them and the hostile tests would prove nothing.
-	foreign := httptest.NewServer(embeddable(devserver.Handler(filepath.Join("testdata", "foreign"))))
+	// The page that answers the protocol itself is the same page on either
+	// origin, so it is served from one copy.
+	foreignMux := http.NewServeMux()
+	foreignMux.Handle("/", devserver.Handler(filepath.Join("testdata", "foreign")))
+	foreignMux.Handle("/mcp-hostile.html", devserver.Handler("testdata"))
+	foreignMux.Handle("/mcp-hostile.js", devserver.Handler("testdata"))
+	foreign := httptest.NewServer(embeddable(foreignMux))
 	defer foreign.Close()
 	foreignURLs = map[string]string{
 		"same-site other port": foreign.URL,
