@@ -1,10 +1,12 @@
 package surface
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"hash/maphash"
 	"math"
+	"slices"
 	"sync"
 	"time"
 )
@@ -76,6 +78,16 @@ type MemoryGuard struct {
 	used    int       // slots holding a claim, live or expired
 	soonest int64     // no claim in slots expires before this
 
+	// next holds, from the last sweep, the claims that were then the
+	// soonest to expire, soonest first; rest is when the soonest claim not
+	// in next expires, or later. A guard that stays full, one claim
+	// expiring for each that arrives, frees the next one from here instead
+	// of walking the whole table for every claim.
+	next   []claim
+	nextAt int // next[:nextAt] are done with
+	rest   int64
+	sweeps int // how many sweeps walked the table (tests read it)
+
 	startSlots int // the first table's size; 0: up to initialSlots (tests make it small)
 }
 
@@ -124,7 +136,8 @@ func (g *MemoryGuard) claim(h uint64, now time.Time, window time.Duration) (Repl
 		}
 		g.base = now
 		g.slots = make([]claim, n)
-		g.soonest = math.MaxInt64
+		g.soonest, g.rest = math.MaxInt64, math.MaxInt64
+		g.next = make([]claim, 0, min(g.capacity, nextCount))
 	}
 	// Sub uses the monotonic clock when both times carry it, so a step of
 	// the wall clock neither ends nor stretches a window.
@@ -145,7 +158,10 @@ func (g *MemoryGuard) claim(h uint64, now time.Time, window time.Duration) (Repl
 	default:
 		if g.used >= g.capacity || g.used >= len(g.slots)*7/8 {
 			if at >= g.soonest {
-				g.sweep(at)
+				g.dropNext(at)
+				if g.used >= g.capacity || g.used >= len(g.slots)*7/8 {
+					g.sweep(at)
+				}
 			}
 			if g.used >= g.capacity {
 				return 0, ErrReplayGuardFull
@@ -159,6 +175,7 @@ func (g *MemoryGuard) claim(h uint64, now time.Time, window time.Duration) (Repl
 		g.used++
 	}
 	g.soonest = min(g.soonest, exp)
+	g.rest = min(g.rest, exp)
 	return Claimed, nil
 }
 
@@ -180,8 +197,8 @@ func (g *MemoryGuard) find(h uint64, at int64) (i int, found bool, free int) {
 	}
 }
 
-// sweep removes every claim expired by at and notes when the soonest of the
-// rest ends.
+// sweep removes every claim expired by at, keeps the nextCount soonest
+// of the rest in next, and notes when the soonest of the others ends.
 func (g *MemoryGuard) sweep(at int64) {
 	mask := len(g.slots) - 1
 	// Start just past an empty slot: removing a claim only moves claims of
@@ -191,15 +208,86 @@ func (g *MemoryGuard) sweep(at int64) {
 	for g.slots[start].hash != 0 {
 		start++
 	}
-	g.soonest = math.MaxInt64
+	g.sweeps++
+	g.next, g.nextAt = g.next[:0], 0
+	g.rest = math.MaxInt64
 	for n := 1; n <= len(g.slots); n++ {
 		i := (start + n) & mask
 		for g.slots[i].hash != 0 && at >= g.slots[i].expiry {
 			g.remove(i) // another claim may move into i: look again
 		}
 		if g.slots[i].hash != 0 {
-			g.soonest = min(g.soonest, g.slots[i].expiry)
+			g.keepSoonest(g.slots[i])
 		}
+	}
+	// next was a max-heap on expiry; soonest first from here on.
+	slices.SortFunc(g.next, func(a, b claim) int { return cmp.Compare(a.expiry, b.expiry) })
+	g.noteSoonest()
+}
+
+// nextCount is how many of the soonest claims a sweep keeps in next, at
+// most: 16 KB, taken with the table, and a guard that stays full walks its
+// table once per nextCount claims.
+const nextCount = 1024
+
+// keepSoonest offers c to next, a max-heap on expiry as long as its
+// capacity (taken with the table, never grown) during a sweep; a claim left
+// out, or pushed out, lowers rest.
+func (g *MemoryGuard) keepSoonest(c claim) {
+	h := g.next
+	if len(h) < cap(h) {
+		h = append(h, c)
+		for i := len(h) - 1; i > 0; {
+			p := (i - 1) / 2
+			if h[p].expiry >= h[i].expiry {
+				break
+			}
+			h[p], h[i] = h[i], h[p]
+			i = p
+		}
+		g.next = h
+		return
+	}
+	if len(h) == 0 || c.expiry >= h[0].expiry {
+		g.rest = min(g.rest, c.expiry)
+		return
+	}
+	g.rest = min(g.rest, h[0].expiry)
+	h[0] = c
+	for i := 0; ; {
+		l, r, big := 2*i+1, 2*i+2, i
+		if l < len(h) && h[l].expiry > h[big].expiry {
+			big = l
+		}
+		if r < len(h) && h[r].expiry > h[big].expiry {
+			big = r
+		}
+		if big == i {
+			break
+		}
+		h[i], h[big] = h[big], h[i]
+		i = big
+	}
+}
+
+// dropNext removes the claims of next that expired by at and are still in
+// the table as next recorded them (a key claimed again since has a new
+// expiry and stays; a slot given to another key no longer holds it).
+func (g *MemoryGuard) dropNext(at int64) {
+	for ; g.nextAt < len(g.next) && g.next[g.nextAt].expiry <= at; g.nextAt++ {
+		c := g.next[g.nextAt]
+		if i, found, _ := g.find(c.hash, at); found && g.slots[i].expiry == c.expiry {
+			g.remove(i)
+		}
+	}
+	g.noteSoonest()
+}
+
+// noteSoonest sets soonest from what is left of next and from rest.
+func (g *MemoryGuard) noteSoonest() {
+	g.soonest = g.rest
+	if g.nextAt < len(g.next) {
+		g.soonest = min(g.soonest, g.next[g.nextAt].expiry)
 	}
 }
 

@@ -134,3 +134,37 @@ func TestMemoryGuardSeeded(t *testing.T) {
 		t.Fatal("a guard hashes a key two ways")
 	}
 }
+
+// TestMemoryGuardStaysFull: a guard kept full, one claim expiring for each
+// that arrives, accepts every fresh claim and walks its table about once
+// per len(next) claims, not once per claim.
+func TestMemoryGuardStaysFull(t *testing.T) {
+	const capacity = 4096
+	g := NewMemoryGuard(capacity)
+	now := time.Unix(1_000_000, 0)
+	window := time.Duration(capacity) * time.Millisecond
+	h := uint64(0)
+	claim := func(i int) {
+		t.Helper()
+		h++
+		if d, err := g.claim(h*0x9e3779b97f4a7c15|1, now.Add(time.Duration(i)*time.Millisecond), window); d != Claimed || err != nil {
+			t.Fatalf("claim %d: %v, %v", i, d, err)
+		}
+	}
+	for i := 0; i < capacity; i++ {
+		claim(i)
+	}
+	if g.sweeps != 0 {
+		t.Fatalf("%d sweeps while filling", g.sweeps)
+	}
+	const more = 20_000
+	for i := capacity; i < capacity+more; i++ {
+		claim(i) // the claim made capacity milliseconds ago has just expired
+	}
+	if n := g.Len(); n != capacity {
+		t.Fatalf("%d live claims, want %d", n, capacity)
+	}
+	if limit := more/cap(g.next) + 2; g.sweeps > limit {
+		t.Fatalf("%d sweeps for %d claims, want at most %d", g.sweeps, more, limit)
+	}
+}
