@@ -59,8 +59,18 @@ func sanitizeResult(raw json.RawMessage) (json.RawMessage, bool, string, error) 
 	if r.Space(); r.Pos < len(r.Data) && r.Data[r.Pos] != ']' && r.Data[r.Pos] != '}' {
 		return nil, false, "", errors.New("result is not JSON")
 	}
-	changed := false
-	approval := ""
+	changed, business, approval := applyConventions(obj)
+	if !changed {
+		return raw, false, "", nil
+	}
+	b, err := AppendJSON(nil, obj)
+	return b, business, approval, err
+}
+
+// applyConventions rewrites a decoded result object in place and reports
+// whether it changed, whether it is a business failure, and the approval
+// status it now carries.
+func applyConventions(obj map[string]any) (changed, business bool, approval string) {
 	if a, ok := obj["approval"]; ok {
 		approval = approvalStatus(a)
 		obj["approval"] = map[string]any{"status": approval}
@@ -72,17 +82,12 @@ func sanitizeResult(raw json.RawMessage) (json.RawMessage, bool, string, error) 
 			changed = true
 		}
 	}
-	business := false
 	if e, ok := obj["error"]; ok && e != nil {
 		business = true
 		obj["error"] = businessError(e)
 		changed = true
 	}
-	if !changed {
-		return raw, false, "", nil
-	}
-	b, err := AppendJSON(nil, obj)
-	return b, business, approval, err
+	return changed, business, approval
 }
 
 // plainResult reports whether raw is one well-formed JSON object with none

@@ -50,25 +50,9 @@ func referenceSanitize(raw json.RawMessage) (json.RawMessage, bool, string, erro
 	if err := dec.Decode(&obj); err != nil || dec.More() {
 		return nil, false, "", errInvalid
 	}
-	changed := false
-	approval := ""
-	if a, ok := obj["approval"]; ok {
-		approval = approvalStatus(a)
-		obj["approval"] = map[string]any{"status": approval}
-		changed = true
-	}
-	for _, k := range evidenceKeys {
-		if _, ok := obj[k]; ok {
-			delete(obj, k)
-			changed = true
-		}
-	}
-	business := false
-	if e, ok := obj["error"]; ok && e != nil {
-		business = true
-		obj["error"] = businessError(e)
-		changed = true
-	}
+	// The rewrite itself is shared: what this reference holds the kernel
+	// to is reading the text as encoding/json reads it.
+	changed, business, approval := applyConventions(obj)
 	if !changed {
 		return raw, false, "", nil
 	}
