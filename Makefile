@@ -120,6 +120,7 @@ fuzz:
 	$(GO) test -run=NONE -fuzz='^FuzzValidate$$' -fuzztime=$(FUZZTIME) ./surface/internal/schema/
 	$(GO) test -run=NONE -fuzz='^FuzzFormats$$' -fuzztime=$(FUZZTIME) ./surface/internal/schema/
 	$(GO) test -run=NONE -fuzz='^FuzzECMAPattern$$' -fuzztime=$(FUZZTIME) ./surface/internal/schema/
+	$(GO) test -run=NONE -fuzz='^FuzzGoRegexp$$' -fuzztime=$(FUZZTIME) ./surface/internal/schema/
 	$(GO) test -run=NONE -fuzz='^FuzzHandle$$' -fuzztime=$(FUZZTIME) ./surface/
 	$(GO) test -run=NONE -fuzz='^FuzzExchange$$' -fuzztime=$(FUZZTIME) ./surface/
 	$(GO) test -run=NONE -fuzz='^FuzzReplyCap$$' -fuzztime=$(FUZZTIME) ./surface/

@@ -1,6 +1,8 @@
 package schema
 
 import (
+	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -48,6 +50,39 @@ func BenchmarkValidate(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
 				_ = ref.Validate(inst)
+			}
+		})
+	}
+}
+
+// BenchmarkPattern compares the pattern matcher with the regexp package on
+// the same program, for patterns schemas typically carry.
+func BenchmarkPattern(b *testing.B) {
+	for _, tc := range []struct{ name, pattern, input string }{
+		{"anchored", `^SO-[0-9]{4}$`, "SO-1002"},
+		{"email-ish", `^[^@\s]+@[^@\s]+\.[a-z]{2,}$`, "someone.long.name@example.org"},
+		{"unanchored", `refund`, "please approve the refund for order SO-1002 today"},
+		{"miss", `^(a+)+$`, strings.Repeat("a", 64) + "!"},
+	} {
+		p, err := compilePattern(tc.pattern)
+		if err != nil {
+			b.Fatal(err)
+		}
+		tree, _ := ecmaPattern(tc.pattern)
+		re := regexp.MustCompile(tree.String())
+		if p.MatchString(tc.input) != re.MatchString(tc.input) {
+			b.Fatalf("%s: the matchers disagree", tc.name)
+		}
+		b.Run(tc.name+"/pattern", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				p.MatchString(tc.input)
+			}
+		})
+		b.Run(tc.name+"/regexp", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				re.MatchString(tc.input)
 			}
 		})
 	}

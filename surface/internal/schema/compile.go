@@ -2,7 +2,6 @@ package schema
 
 import (
 	"encoding/json"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -559,18 +558,13 @@ func (c *compiler) stringSet(ptr, kw string, v any) ([]string, error) {
 	return out, nil
 }
 
-func (c *compiler) regexp(ptr, kw string, v any) (*regexp.Regexp, error) {
+func (c *compiler) regexp(ptr, kw string, v any) (*pattern, error) {
 	s, ok := v.(string)
 	if !ok {
 		return nil, c.reject(ptr, kw, "must be a string")
 	}
-	// JSON Schema patterns are ECMA-262 (see ecmaregex.go), translated to
-	// an RE2 expression that means the same or refused.
-	tr, err := ecmaPattern(s)
-	if err != nil {
-		return nil, c.reject(ptr, kw, "is not an ECMA-262 pattern this validator can apply: "+err.Error())
-	}
-	re, err := regexp.Compile(tr)
+	// JSON Schema patterns are ECMA-262 (see ecmaregex.go).
+	re, err := compilePattern(s)
 	if err != nil {
 		return nil, c.reject(ptr, kw, "is not an ECMA-262 pattern this validator can apply: "+err.Error())
 	}

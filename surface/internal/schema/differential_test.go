@@ -351,10 +351,11 @@ func refPatterns(src string) (string, map[string]string) {
 	}
 	back := map[string]string{}
 	tr := func(p string) string {
-		t, err := ecmaPattern(p)
+		re, err := ecmaPattern(p)
 		if err != nil {
 			return p
 		}
+		t := re.String()
 		back[t] = p
 		return t
 	}

@@ -50,7 +50,8 @@
 // pattern and the keys of patternProperties are ECMA-262 regular
 // expressions with the Unicode flag's semantics, as JSON Schema specifies
 // and as the page's own JavaScript reads them, matched anywhere in the
-// string. Each is translated into an RE2 expression with the same meaning:
+// string. Each is parsed as ECMA-262 into a regexp/syntax program and run
+// by a Pike VM, in time linear in the input whatever the pattern:
 // \d, \w and \b are ASCII; \s is every ECMA-262 WhiteSpace and
 // LineTerminator (U+000B, U+00A0, U+FEFF, U+2028, U+2029 and every Zs
 // character among them) and \S its complement; "." is any code point but
@@ -58,16 +59,21 @@
 // nothing and [^] anything; \t \n \v \f \r \0 \cX \xHH \uHHHH (surrogate
 // pairs included) and \u{H...} are characters; \p{...} and \P{...} take
 // General_Category values by any of their names (L, Letter, Nd, digit, ...)
-// and gc=, General_Category=, sc= and Script= forms. What RE2 cannot
-// express, or a pattern that is not ECMA-262, does not compile: lookahead
-// and lookbehind, backreferences, lone surrogate escapes, the properties Go
-// has no table for (C and Other, which include unassigned code points, LC,
+// and gc=, General_Category=, sc= and Script= forms; {n,m} counts may have
+// leading zeros. What a finite automaton cannot express, or a pattern that
+// is not ECMA-262, does not compile: lookahead and lookbehind,
+// backreferences, lone surrogate escapes, the properties Go has no table
+// for (C and Other, which include unassigned code points, LC,
 // Script_Extensions, binary properties but Any and ASCII), Go-only syntax
-// (\z, \A, \Q, (?i), (?P<n>), [[:alpha:]], \pL) and repeat counts over
-// 1000.
+// (\z, \A, \Q, (?i), (?P<n>), [[:alpha:]], \pL), and RE2's bounds: repeat
+// counts over 1000, nested repeats of over 1000 copies, and a repeat that
+// would compile to over 3.3 million instructions.
 //
 // The format "regex" still checks Go regexp syntax, as the validator the
-// kernel used before did.
+// kernel used before did. It is read without regexp/syntax's parser (see
+// goregexp.go) and gets regexp.Compile's verdict except near two of that
+// parser's bounds, 1,000 levels of nesting and 3.3 million instructions,
+// which are estimated.
 //
 // # Formats
 //

@@ -2,8 +2,8 @@ package schema
 
 import (
 	"errors"
-	"regexp"
-	"sort"
+	"regexp/syntax"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -12,29 +12,31 @@ import (
 
 // JSON Schema patterns are ECMA-262 regular expressions, and a page's own
 // JavaScript reads them with the Unicode flag's semantics (code points, not
-// UTF-16 units). Go's regexp (RE2) has different meanings for some of the
-// same spellings: \s is ASCII whitespace in RE2 and Unicode whitespace in
+// UTF-16 units). So a pattern is parsed here as ECMA-262, straight into the
+// syntax tree of Go's regexp/syntax, and run by the linear-time matcher in
+// match.go. Nothing reads a pattern with RE2's own parser: its spellings
+// mean other things (\s is ASCII whitespace in RE2 and Unicode whitespace in
 // ECMA-262, "." excludes only \n in RE2 and every line terminator in
-// ECMA-262, and RE2 has no \u, \c or \v. So a pattern is parsed as
-// ECMA-262 and rewritten into RE2 syntax with the same meaning; a construct
-// RE2 cannot express (lookaround, backreferences, a property RE2 has no
-// table for) makes the schema fail to compile, so no pattern ever means
-// something its author did not write.
+// ECMA-262), and linking syntax.Parse links the unicode package's name
+// maps, whose initialisation is a measurable part of the runtime's start.
+// A construct a finite automaton cannot express (lookaround,
+// backreferences) or a property with no table here makes the schema fail to
+// compile, so no pattern ever means something its author did not write.
 
 // errUnsupported marks ECMA-262 constructs that are valid but cannot be
 // translated; other errors are ECMA-262 syntax errors.
 var errUnsupported = errors.New("not supported")
 
-// ecmaPattern translates the ECMA-262 pattern src (Unicode mode, no flags)
-// into RE2 syntax.
-func ecmaPattern(src string) (string, error) {
+// ecmaPattern parses the ECMA-262 pattern src (Unicode mode, no flags)
+// into a regexp/syntax tree with the same meaning.
+func ecmaPattern(src string) (*syntax.Regexp, error) {
 	p := ecmaParser{src: src}
 	out, err := p.disjunction()
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if p.pos < len(p.src) {
-		return "", p.fail("unmatched " + strconv.QuoteRune(rune(p.src[p.pos])))
+		return nil, p.fail("unmatched " + strconv.QuoteRune(rune(p.src[p.pos])))
 	}
 	return out, nil
 }
@@ -51,10 +53,10 @@ func (p *ecmaParser) fail(msg string) error {
 	return errors.New("at offset " + strconv.Itoa(p.pos) + ": " + msg)
 }
 
-// unsupported reports a valid construct that has no RE2 equivalent; the
+// unsupported reports a valid construct this matcher cannot run; the
 // error wraps errUnsupported.
 func (p *ecmaParser) unsupported(what string) error {
-	return &unsupportedError{"at offset " + strconv.Itoa(p.pos) + ": " + what + " is " + errUnsupported.Error() + " (no RE2 equivalent)"}
+	return &unsupportedError{"at offset " + strconv.Itoa(p.pos) + ": " + what + " is " + errUnsupported.Error()}
 }
 
 type unsupportedError struct{ msg string }
@@ -72,69 +74,164 @@ func (p *ecmaParser) peek() byte {
 func (p *ecmaParser) eof() bool { return p.pos >= len(p.src) }
 
 // disjunction: alternative ('|' alternative)*.
-func (p *ecmaParser) disjunction() (string, error) {
-	var b strings.Builder
+func (p *ecmaParser) disjunction() (*syntax.Regexp, error) {
+	var alts []*syntax.Regexp
 	for {
 		alt, err := p.alternative()
 		if err != nil {
-			return "", err
+			return nil, err
 		}
-		b.WriteString(alt)
+		alts = append(alts, alt)
 		if p.peek() != '|' {
-			return b.String(), nil
+			break
 		}
 		p.pos++
-		b.WriteByte('|')
 	}
+	if len(alts) == 1 {
+		return alts[0], nil
+	}
+	return &syntax.Regexp{Op: syntax.OpAlternate, Sub: alts}, nil
 }
 
 // alternative: term* up to '|', ')' or the end.
-func (p *ecmaParser) alternative() (string, error) {
-	var b strings.Builder
+func (p *ecmaParser) alternative() (*syntax.Regexp, error) {
+	var terms []*syntax.Regexp
 	for !p.eof() && p.peek() != '|' && p.peek() != ')' {
 		atom, quantifiable, err := p.term()
 		if err != nil {
-			return "", err
+			return nil, err
 		}
-		q, err := p.quantifier()
-		if err != nil {
-			return "", err
+		if atom, err = p.quantifier(atom, quantifiable); err != nil {
+			return nil, err
 		}
-		if q != "" && !quantifiable {
-			return "", p.fail("nothing to repeat")
-		}
-		b.WriteString(atom)
-		b.WriteString(q)
+		terms = append(terms, atom)
 	}
-	return b.String(), nil
+	switch len(terms) {
+	case 0:
+		return &syntax.Regexp{Op: syntax.OpEmptyMatch}, nil
+	case 1:
+		return terms[0], nil
+	}
+	return &syntax.Regexp{Op: syntax.OpConcat, Sub: terms}, nil
 }
 
-// quantifier reads an optional quantifier and its lazy mark.
-func (p *ecmaParser) quantifier() (string, error) {
-	start := p.pos
+// Bounds on repetition, RE2's own: a count over maxRepeat, nested repeats
+// whose product exceeds it, or a repeat whose program would exceed
+// maxProgSize instructions is refused, so a pattern can never make the
+// matcher's program (which Simplify writes out copy by copy) huge.
+const (
+	maxRepeat   = 1000
+	maxProgSize = 128 << 20 / 40 // RE2's: 128 MB of 40-byte instructions
+)
+
+// quantifier applies an optional quantifier, and its lazy mark, to atom.
+// Laziness is kept in the tree although only a match's existence is ever
+// asked.
+func (p *ecmaParser) quantifier(atom *syntax.Regexp, quantifiable bool) (*syntax.Regexp, error) {
+	re := &syntax.Regexp{Sub: []*syntax.Regexp{atom}}
 	switch p.peek() {
-	case '*', '+', '?':
+	case '*':
+		re.Op = syntax.OpStar
+		p.pos++
+	case '+':
+		re.Op = syntax.OpPlus
+		p.pos++
+	case '?':
+		re.Op = syntax.OpQuest
 		p.pos++
 	case '{':
 		lo, hi, ok := p.braces()
 		if !ok {
-			return "", p.fail("incomplete quantifier")
+			return nil, p.fail("incomplete quantifier")
 		}
 		if hi >= 0 && hi < lo {
-			return "", p.fail("numbers out of order in {} quantifier")
+			return nil, p.fail("numbers out of order in {} quantifier")
 		}
+		if lo > maxRepeat || hi > maxRepeat {
+			return nil, p.unsupported("a repeat count over 1000")
+		}
+		re.Op, re.Min, re.Max = syntax.OpRepeat, lo, hi
 	default:
-		return "", nil
+		return atom, nil
+	}
+	if !quantifiable {
+		return nil, p.fail("nothing to repeat")
 	}
 	if p.peek() == '?' {
 		p.pos++
+		re.Flags |= syntax.NonGreedy
 	}
-	q := p.src[start:p.pos]
 	switch p.peek() {
 	case '*', '+', '?', '{':
-		return "", p.fail("nothing to repeat")
+		return nil, p.fail("nothing to repeat")
 	}
-	return q, nil
+	if re.Op == syntax.OpRepeat && !repeatIsValid(re, maxRepeat) {
+		return nil, p.unsupported("nested repeats of over 1000 copies")
+	}
+	if progSize(re) > maxProgSize {
+		return nil, p.unsupported("a pattern this large")
+	}
+	return re, nil
+}
+
+// repeatIsValid reports whether re, with the repeats inside it, asks for at
+// most n copies of anything (regexp/syntax's rule).
+func repeatIsValid(re *syntax.Regexp, n int) bool {
+	if re.Op == syntax.OpRepeat {
+		m := re.Max
+		if m == 0 {
+			return true
+		}
+		if m < 0 {
+			m = re.Min
+		}
+		if m > n {
+			return false
+		}
+		if m > 0 {
+			n /= m
+		}
+	}
+	for _, sub := range re.Sub {
+		if !repeatIsValid(sub, n) {
+			return false
+		}
+	}
+	return true
+}
+
+// progSize estimates the instructions re compiles to, as regexp/syntax
+// does before it refuses an expression as too large.
+func progSize(re *syntax.Regexp) int64 {
+	var size int64
+	switch re.Op {
+	case syntax.OpLiteral:
+		size = int64(len(re.Rune))
+	case syntax.OpStar:
+		size = 2 + progSize(re.Sub[0])
+	case syntax.OpPlus, syntax.OpQuest:
+		size = 1 + progSize(re.Sub[0])
+	case syntax.OpConcat:
+		for _, sub := range re.Sub {
+			size += progSize(sub)
+		}
+	case syntax.OpAlternate:
+		for _, sub := range re.Sub {
+			size += progSize(sub)
+		}
+		size += int64(len(re.Sub)) - 1
+	case syntax.OpRepeat:
+		sub := progSize(re.Sub[0])
+		switch {
+		case re.Max >= 0:
+			size = int64(re.Max)*sub + int64(re.Max-re.Min)
+		case re.Min == 0:
+			size = 2 + sub
+		default:
+			size = 1 + int64(re.Min)*sub
+		}
+	}
+	return max(1, min(size, maxProgSize+1))
 }
 
 // braces reads {n}, {n,} or {n,m} at p.pos; hi is -1 for {n,}.
@@ -176,18 +273,18 @@ func (p *ecmaParser) braces() (lo, hi int, ok bool) {
 }
 
 // term reads one assertion or atom; quantifiable is false for assertions.
-func (p *ecmaParser) term() (string, bool, error) {
+func (p *ecmaParser) term() (*syntax.Regexp, bool, error) {
 	c := p.peek()
 	switch c {
 	case '^':
 		p.pos++
-		return "^", false, nil // start of input: RE2 without (?m) means the same
+		return &syntax.Regexp{Op: syntax.OpBeginText}, false, nil // no m flag: the input's start
 	case '$':
 		p.pos++
-		return "$", false, nil // end of input, never before a final \n: the same in RE2
+		return &syntax.Regexp{Op: syntax.OpEndText}, false, nil // the input's end, never before a final \n
 	case '.':
 		p.pos++
-		return "[^\\n\\r\\x{2028}\\x{2029}]", true, nil
+		return lineTerminators.complement().regexp(), true, nil
 	case '(':
 		return p.group()
 	case '[':
@@ -196,20 +293,20 @@ func (p *ecmaParser) term() (string, bool, error) {
 	case '\\':
 		return p.atomEscape()
 	case '*', '+', '?', '{':
-		return "", false, p.fail("nothing to repeat")
+		return nil, false, p.fail("nothing to repeat")
 	case ']', '}':
-		return "", false, p.fail("lone " + strconv.QuoteRune(rune(c)))
+		return nil, false, p.fail("lone " + strconv.QuoteRune(rune(c)))
 	}
 	r, n := utf8.DecodeRuneInString(p.src[p.pos:])
 	p.pos += n
-	return literal(r), true, nil
+	return &syntax.Regexp{Op: syntax.OpLiteral, Rune: []rune{r}}, true, nil
 }
 
-func (p *ecmaParser) group() (string, bool, error) {
+func (p *ecmaParser) group() (*syntax.Regexp, bool, error) {
 	p.depth++
 	defer func() { p.depth-- }()
 	if p.depth > 100 {
-		return "", false, p.unsupported("nesting groups over 100 deep")
+		return nil, false, p.unsupported("nesting groups over 100 deep")
 	}
 	p.pos++ // (
 	if strings.HasPrefix(p.src[p.pos:], "?") {
@@ -218,20 +315,20 @@ func (p *ecmaParser) group() (string, bool, error) {
 		case strings.HasPrefix(rest, "?:"):
 			p.pos += 2
 		case strings.HasPrefix(rest, "?="), strings.HasPrefix(rest, "?!"):
-			return "", false, p.unsupported("a lookahead")
+			return nil, false, p.unsupported("a lookahead")
 		case strings.HasPrefix(rest, "?<="), strings.HasPrefix(rest, "?<!"):
-			return "", false, p.unsupported("a lookbehind")
+			return nil, false, p.unsupported("a lookbehind")
 		case strings.HasPrefix(rest, "?<"):
 			end := strings.IndexByte(rest, '>')
 			if end < 0 {
-				return "", false, p.fail("unterminated group name")
+				return nil, false, p.fail("unterminated group name")
 			}
 			name := rest[2:end]
 			if !asciiIdentifier(name) {
-				return "", false, p.unsupported("a group name outside [A-Za-z_$][A-Za-z0-9_$]*")
+				return nil, false, p.unsupported("a group name outside [A-Za-z_$][A-Za-z0-9_$]*")
 			}
 			if p.names[name] {
-				return "", false, p.fail("duplicate group name " + strconv.Quote(name))
+				return nil, false, p.fail("duplicate group name " + strconv.Quote(name))
 			}
 			if p.names == nil {
 				p.names = map[string]bool{}
@@ -239,19 +336,19 @@ func (p *ecmaParser) group() (string, bool, error) {
 			p.names[name] = true
 			p.pos += end + 1
 		default:
-			return "", false, p.fail("invalid group")
+			return nil, false, p.fail("invalid group")
 		}
 	}
 	inner, err := p.disjunction()
 	if err != nil {
-		return "", false, err
+		return nil, false, err
 	}
 	if p.peek() != ')' {
-		return "", false, p.fail("unterminated group")
+		return nil, false, p.fail("unterminated group")
 	}
 	p.pos++
-	// Captures are never read, so every group is non-capturing in RE2.
-	return "(?:" + inner + ")", true, nil
+	// Captures are never read, so a group is only its contents.
+	return inner, true, nil
 }
 
 func asciiIdentifier(s string) bool {
@@ -269,57 +366,62 @@ func asciiIdentifier(s string) bool {
 }
 
 // atomEscape reads an escape outside a class.
-func (p *ecmaParser) atomEscape() (string, bool, error) {
+func (p *ecmaParser) atomEscape() (*syntax.Regexp, bool, error) {
 	p.pos++ // backslash
 	if p.eof() {
-		return "", false, p.fail("\\ at end of pattern")
+		return nil, false, p.fail("\\ at end of pattern")
 	}
 	switch c := p.peek(); c {
 	case 'b':
 		p.pos++
-		return `\b`, false, nil // ASCII word boundary in both
+		// Without the i flag ECMA-262's word characters are
+		// [A-Za-z0-9_], as regexp/syntax's are.
+		return &syntax.Regexp{Op: syntax.OpWordBoundary}, false, nil
 	case 'B':
 		p.pos++
-		return `\B`, false, nil
+		return &syntax.Regexp{Op: syntax.OpNoWordBoundary}, false, nil
 	case 'k':
-		return "", false, p.unsupported("a backreference")
+		return nil, false, p.unsupported("a backreference")
 	case '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		return "", false, p.unsupported("a backreference")
+		return nil, false, p.unsupported("a backreference")
 	}
-	set, props, err := p.classEscape(false)
+	set, err := p.classEscape(false)
 	if err != nil {
-		return "", false, err
+		return nil, false, err
 	}
-	return set.regexp(props, false), true, nil
+	if len(set) == 1 && set[0][0] == set[0][1] {
+		return &syntax.Regexp{Op: syntax.OpLiteral, Rune: []rune{set[0][0]}}, true, nil
+	}
+	return set.regexp(), true, nil
 }
 
 // classEscape reads the escape after a backslash: a single character (set
 // of one) or a class escape. inClass allows \b (backspace) and \-.
-func (p *ecmaParser) classEscape(inClass bool) (runeSet, []string, error) {
+func (p *ecmaParser) classEscape(inClass bool) (runeSet, error) {
 	c := p.peek()
 	p.pos++
 	switch c {
 	case 'd':
-		return digitSet, nil, nil
+		return digitSet, nil
 	case 'D':
-		return digitSet.complement(), nil, nil
+		return digitSet.complement(), nil
 	case 'w':
-		return wordSet, nil, nil
+		return wordSet, nil
 	case 'W':
-		return wordSet.complement(), nil, nil
+		return wordSet.complement(), nil
 	case 's':
-		return spaceSet, nil, nil
+		return spaceSet, nil
 	case 'S':
-		return spaceSet.complement(), nil, nil
+		return spaceSet.complement(), nil
 	case 'p', 'P':
 		return p.property(c == 'P')
 	}
 	p.pos--
 	r, err := p.charEscape(inClass)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return runeSet{{r, r}}, nil, nil
+	return runeSet{{r, r}}, nil
 }
 
 // charEscape reads a character escape after the backslash.
@@ -424,7 +526,7 @@ func (p *ecmaParser) unicodeEscape() (rune, error) {
 func utf8DecodePair(hi, lo rune) rune { return (hi-0xd800)<<10 + (lo - 0xdc00) + 0x10000 }
 
 // scalar refuses a lone surrogate: no JSON string the kernel accepts holds
-// one, and RE2 cannot name it.
+// one, and a UTF-8 matcher cannot name it.
 func (p *ecmaParser) scalar(r rune) (rune, error) {
 	if 0xd800 <= r && r <= 0xdfff {
 		return 0, p.unsupported("a lone surrogate")
@@ -433,7 +535,7 @@ func (p *ecmaParser) scalar(r rune) (rune, error) {
 }
 
 // class reads [...] or [^...].
-func (p *ecmaParser) class() (string, error) {
+func (p *ecmaParser) class() (*syntax.Regexp, error) {
 	p.pos++ // [
 	negate := false
 	if p.peek() == '^' {
@@ -441,150 +543,179 @@ func (p *ecmaParser) class() (string, error) {
 		p.pos++
 	}
 	var set runeSet
-	var props []string
 	for {
 		if p.eof() {
-			return "", p.fail("unterminated character class")
+			return nil, p.fail("unterminated character class")
 		}
 		if p.peek() == ']' {
 			p.pos++
 			break
 		}
-		lo, loSet, loProps, err := p.classAtom()
+		lo, loSet, err := p.classAtom()
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		if p.peek() == '-' && p.pos+1 < len(p.src) && p.src[p.pos+1] != ']' {
 			p.pos++
-			hi, hiSet, hiProps, err := p.classAtom()
+			hi, hiSet, err := p.classAtom()
 			if err != nil {
-				return "", err
+				return nil, err
 			}
-			if loSet != nil || hiSet != nil || loProps != nil || hiProps != nil {
-				return "", p.fail("a class escape cannot bound a range")
+			if loSet != nil || hiSet != nil {
+				return nil, p.fail("a class escape cannot bound a range")
 			}
 			if hi < lo {
-				return "", p.fail("range out of order in character class")
+				return nil, p.fail("range out of order in character class")
 			}
 			set = append(set, [2]rune{lo, hi})
 			continue
 		}
-		switch {
-		case loProps != nil:
-			props = append(props, loProps...)
+		if loSet != nil {
 			set = append(set, loSet...)
-		case loSet != nil:
-			set = append(set, loSet...)
-		default:
+		} else {
 			set = append(set, [2]rune{lo, lo})
 		}
 	}
-	return set.normalize().regexp(props, negate), nil
+	return set.normalize().maybeComplement(negate).regexp(), nil
 }
 
-// classAtom reads one character of a class, or a class escape (set or
-// props not nil).
-func (p *ecmaParser) classAtom() (r rune, set runeSet, props []string, err error) {
+// classAtom reads one character of a class, or a class escape (set not
+// nil, even when empty).
+func (p *ecmaParser) classAtom() (r rune, set runeSet, err error) {
 	if p.peek() != '\\' {
 		r, n := utf8.DecodeRuneInString(p.src[p.pos:])
 		p.pos += n
-		return r, nil, nil, nil
+		return r, nil, nil
 	}
 	p.pos++
 	switch p.peek() {
 	case 0:
 		if p.eof() {
-			return 0, nil, nil, p.fail("\\ at end of pattern")
+			return 0, nil, p.fail("\\ at end of pattern")
 		}
 	case 'd', 'D', 'w', 'W', 's', 'S', 'p', 'P':
-		set, props, err := p.classEscape(true)
+		set, err := p.classEscape(true)
 		if set == nil {
-			set = runeSet{} // not nil: this atom is a set, even an empty one
+			set = runeSet{}
 		}
-		return 0, set, props, err
+		return 0, set, err
 	}
 	r, err = p.charEscape(true)
-	return r, nil, nil, err
+	return r, nil, err
 }
 
 // property reads {Name} or {Name=Value} after \p or \P.
-func (p *ecmaParser) property(negate bool) (runeSet, []string, error) {
+func (p *ecmaParser) property(negate bool) (runeSet, error) {
 	if p.peek() != '{' {
-		return nil, nil, p.fail("invalid property escape")
+		return nil, p.fail("invalid property escape")
 	}
 	end := strings.IndexByte(p.src[p.pos:], '}')
 	if end < 0 {
-		return nil, nil, p.fail("invalid property escape")
+		return nil, p.fail("invalid property escape")
 	}
 	body := p.src[p.pos+1 : p.pos+end]
 	p.pos += end + 1
 	name, value, hasValue := strings.Cut(body, "=")
-	var table string
+	var table *unicode.RangeTable
 	switch {
 	case !hasValue:
-		if cat, ok := generalCategories[name]; ok {
-			table = cat
-		} else if name == "Any" {
-			return runeSet{{0, unicode.MaxRune}}.maybeComplement(negate), nil, nil
-		} else if name == "ASCII" {
-			return runeSet{{0, 0x7f}}.maybeComplement(negate), nil, nil
+		switch name {
+		case "Any":
+			return runeSet{{0, unicode.MaxRune}}.maybeComplement(negate), nil
+		case "ASCII":
+			return runeSet{{0, 0x7f}}.maybeComplement(negate), nil
 		}
+		table = generalCategory(name)
 	case name == "General_Category" || name == "gc":
-		table = generalCategories[value]
+		table = generalCategory(value)
 	case name == "Script" || name == "sc":
-		if _, ok := unicode.Scripts[value]; ok {
-			table = value
-		}
+		table = script(value)
 	}
-	if table == "" {
-		return nil, nil, p.unsupported("the property " + strconv.Quote(body))
+	if table == nil {
+		return nil, p.unsupported("the property " + strconv.Quote(body))
 	}
-	if negate {
-		return nil, []string{`\P{` + table + `}`}, nil
-	}
-	return nil, []string{`\p{` + table + `}`}, nil
+	return tableSet(table).maybeComplement(negate), nil
 }
 
-// generalCategories maps the ECMA-262 names of General_Category values
-// (long names, short names and aliases) to Go's table names. C and Other
-// are left out: ECMA-262 includes unassigned code points (Cn) in them and
-// Go has no table for those; so is LC (Cased_Letter), which Go lacks.
-var generalCategories = map[string]string{
-	"L": "L", "Letter": "L",
-	"Lu": "Lu", "Uppercase_Letter": "Lu",
-	"Ll": "Ll", "Lowercase_Letter": "Ll",
-	"Lt": "Lt", "Titlecase_Letter": "Lt",
-	"Lm": "Lm", "Modifier_Letter": "Lm",
-	"Lo": "Lo", "Other_Letter": "Lo",
-	"M": "M", "Mark": "M", "Combining_Mark": "M",
-	"Mn": "Mn", "Nonspacing_Mark": "Mn",
-	"Mc": "Mc", "Spacing_Mark": "Mc",
-	"Me": "Me", "Enclosing_Mark": "Me",
-	"N": "N", "Number": "N",
-	"Nd": "Nd", "Decimal_Number": "Nd", "digit": "Nd",
-	"Nl": "Nl", "Letter_Number": "Nl",
-	"No": "No", "Other_Number": "No",
-	"P": "P", "Punctuation": "P", "punct": "P",
-	"Pc": "Pc", "Connector_Punctuation": "Pc",
-	"Pd": "Pd", "Dash_Punctuation": "Pd",
-	"Ps": "Ps", "Open_Punctuation": "Ps",
-	"Pe": "Pe", "Close_Punctuation": "Pe",
-	"Pi": "Pi", "Initial_Punctuation": "Pi",
-	"Pf": "Pf", "Final_Punctuation": "Pf",
-	"Po": "Po", "Other_Punctuation": "Po",
-	"S": "S", "Symbol": "S",
-	"Sm": "Sm", "Math_Symbol": "Sm",
-	"Sc": "Sc", "Currency_Symbol": "Sc",
-	"Sk": "Sk", "Modifier_Symbol": "Sk",
-	"So": "So", "Other_Symbol": "So",
-	"Z": "Z", "Separator": "Z",
-	"Zs": "Zs", "Space_Separator": "Zs",
-	"Zl": "Zl", "Line_Separator": "Zl",
-	"Zp": "Zp", "Paragraph_Separator": "Zp",
-	"Cc": "Cc", "Control": "Cc", "cntrl": "Cc",
-	"Cf": "Cf", "Format": "Cf",
-	"Co": "Co", "Private_Use": "Co",
-	"Cs": "Cs", "Surrogate": "Cs",
+// generalCategory is the table for an ECMA-262 name of a General_Category
+// value (long name, short name or alias), or nil. C and Other are left
+// out: ECMA-262 includes unassigned code points (Cn) in them and Go has no
+// table for those; so is LC (Cased_Letter), which Go lacks. A switch, not a
+// map, so that nothing is built when the runtime starts.
+func generalCategory(name string) *unicode.RangeTable {
+	switch name {
+	case "L", "Letter":
+		return unicode.L
+	case "Lu", "Uppercase_Letter":
+		return unicode.Lu
+	case "Ll", "Lowercase_Letter":
+		return unicode.Ll
+	case "Lt", "Titlecase_Letter":
+		return unicode.Lt
+	case "Lm", "Modifier_Letter":
+		return unicode.Lm
+	case "Lo", "Other_Letter":
+		return unicode.Lo
+	case "M", "Mark", "Combining_Mark":
+		return unicode.M
+	case "Mn", "Nonspacing_Mark":
+		return unicode.Mn
+	case "Mc", "Spacing_Mark":
+		return unicode.Mc
+	case "Me", "Enclosing_Mark":
+		return unicode.Me
+	case "N", "Number":
+		return unicode.N
+	case "Nd", "Decimal_Number", "digit":
+		return unicode.Nd
+	case "Nl", "Letter_Number":
+		return unicode.Nl
+	case "No", "Other_Number":
+		return unicode.No
+	case "P", "Punctuation", "punct":
+		return unicode.P
+	case "Pc", "Connector_Punctuation":
+		return unicode.Pc
+	case "Pd", "Dash_Punctuation":
+		return unicode.Pd
+	case "Ps", "Open_Punctuation":
+		return unicode.Ps
+	case "Pe", "Close_Punctuation":
+		return unicode.Pe
+	case "Pi", "Initial_Punctuation":
+		return unicode.Pi
+	case "Pf", "Final_Punctuation":
+		return unicode.Pf
+	case "Po", "Other_Punctuation":
+		return unicode.Po
+	case "S", "Symbol":
+		return unicode.S
+	case "Sm", "Math_Symbol":
+		return unicode.Sm
+	case "Sc", "Currency_Symbol":
+		return unicode.Sc
+	case "Sk", "Modifier_Symbol":
+		return unicode.Sk
+	case "So", "Other_Symbol":
+		return unicode.So
+	case "Z", "Separator":
+		return unicode.Z
+	case "Zs", "Space_Separator":
+		return unicode.Zs
+	case "Zl", "Line_Separator":
+		return unicode.Zl
+	case "Zp", "Paragraph_Separator":
+		return unicode.Zp
+	case "Cc", "Control", "cntrl":
+		return unicode.Cc
+	case "Cf", "Format":
+		return unicode.Cf
+	case "Co", "Private_Use":
+		return unicode.Co
+	case "Cs", "Surrogate":
+		return unicode.Cs
+	}
+	return nil
 }
 
 // runeSet is a list of inclusive rune ranges.
@@ -595,20 +726,9 @@ var (
 	wordSet  = runeSet{{'0', '9'}, {'A', 'Z'}, {'_', '_'}, {'a', 'z'}}
 	// spaceSet is ECMA-262's WhiteSpace and LineTerminator: TAB, VT, FF,
 	// ZWNBSP, every Space_Separator (Zs), LF, CR, LS and PS.
-	spaceSet = func() runeSet {
-		s := runeSet{{'\t', '\r'}, {0xfeff, 0xfeff}, {0x2028, 0x2029}}
-		for _, r := range unicode.Zs.R16 {
-			for c := rune(r.Lo); c <= rune(r.Hi); c += rune(r.Stride) {
-				s = append(s, [2]rune{c, c})
-			}
-		}
-		for _, r := range unicode.Zs.R32 {
-			for c := rune(r.Lo); c <= rune(r.Hi); c += rune(r.Stride) {
-				s = append(s, [2]rune{c, c})
-			}
-		}
-		return s.normalize()
-	}()
+	spaceSet = append(tableSet(unicode.Zs), [2]rune{'\t', '\r'}, [2]rune{0xfeff, 0xfeff}, [2]rune{0x2028, 0x2029}).normalize()
+	// lineTerminators are what "." does not match: LF, CR, LS and PS.
+	lineTerminators = runeSet{{'\n', '\n'}, {'\r', '\r'}, {0x2028, 0x2029}}
 )
 
 // normalize sorts and merges overlapping or adjacent ranges.
@@ -617,7 +737,7 @@ func (s runeSet) normalize() runeSet {
 		return s
 	}
 	c := append(runeSet(nil), s...)
-	sort.Slice(c, func(i, j int) bool { return c[i][0] < c[j][0] })
+	slices.SortFunc(c, func(a, b [2]rune) int { return int(a[0] - b[0]) })
 	out := c[:1]
 	for _, r := range c[1:] {
 		last := &out[len(out)-1]
@@ -653,46 +773,36 @@ func (s runeSet) maybeComplement(negate bool) runeSet {
 	return s
 }
 
-// regexp writes s and the property items as one RE2 class. An empty class
-// matches nothing, a negated empty one anything, as in ECMA-262.
-func (s runeSet) regexp(props []string, negate bool) string {
-	if len(s) == 0 && len(props) == 0 {
-		if negate {
-			return `[\x{0}-\x{10FFFF}]`
-		}
-		return `[^\x{0}-\x{10FFFF}]`
+// regexp is the class of s. An empty class matches nothing, as in
+// ECMA-262.
+func (s runeSet) regexp() *syntax.Regexp {
+	if len(s) == 0 {
+		return &syntax.Regexp{Op: syntax.OpNoMatch}
 	}
-	var b strings.Builder
-	b.WriteByte('[')
-	if negate {
-		b.WriteByte('^')
-	}
+	flat := make([]rune, 0, 2*len(s))
 	for _, r := range s {
-		b.WriteString(classChar(r[0]))
-		if r[1] != r[0] {
-			b.WriteByte('-')
-			b.WriteString(classChar(r[1]))
+		flat = append(flat, r[0], r[1])
+	}
+	return &syntax.Regexp{Op: syntax.OpCharClass, Rune: flat}
+}
+
+// tableSet is the code points of t.
+func tableSet(t *unicode.RangeTable) runeSet {
+	var s runeSet
+	add := func(lo, hi, stride rune) {
+		if stride == 1 {
+			s = append(s, [2]rune{lo, hi})
+			return
+		}
+		for c := lo; c <= hi; c += stride {
+			s = append(s, [2]rune{c, c})
 		}
 	}
-	for _, p := range props {
-		b.WriteString(p)
+	for _, r := range t.R16 {
+		add(rune(r.Lo), rune(r.Hi), rune(r.Stride))
 	}
-	b.WriteByte(']')
-	return b.String()
-}
-
-// classChar writes r for use inside an RE2 class.
-func classChar(r rune) string {
-	if r < utf8.RuneSelf && (('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') || ('0' <= r && r <= '9') || r == '_') {
-		return string(r)
+	for _, r := range t.R32 {
+		add(rune(r.Lo), rune(r.Hi), rune(r.Stride))
 	}
-	return `\x{` + strconv.FormatInt(int64(r), 16) + `}`
-}
-
-// literal writes r for use outside a class.
-func literal(r rune) string {
-	if 0x20 <= r && r < 0x7f {
-		return regexp.QuoteMeta(string(r))
-	}
-	return `\x{` + strconv.FormatInt(int64(r), 16) + `}`
+	return s.normalize()
 }

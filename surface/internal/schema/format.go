@@ -1,7 +1,6 @@
 package schema
 
 import (
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -33,7 +32,7 @@ var formats = map[string]func(string) bool{
 	"uriref":                isURIReference, // an old name
 	"iri-reference":         isURIReference,
 	"uri-template":          isURITemplate,
-	"regex":                 isRegex,
+	"regex":                 isGoRegexp,
 	"json-pointer":          isJSONPointer,
 	"relative-json-pointer": isRelativeJSONPointer,
 	"uuid":                  isUUID,
@@ -528,11 +527,6 @@ func validEscapes(s string) bool {
 		}
 	}
 	return true
-}
-
-func isRegex(s string) bool {
-	_, err := regexp.Compile(s)
-	return err == nil
 }
 
 // isJSONPointer: RFC 6901, "" or "/..." with "~" only in "~0" and "~1".

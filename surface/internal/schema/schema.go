@@ -1,7 +1,6 @@
 package schema
 
 import (
-	"regexp"
 	"strconv"
 )
 
@@ -77,7 +76,7 @@ type node struct {
 
 	minLen     int
 	maxLen     int
-	pattern    *regexp.Regexp
+	pattern    *pattern
 	patternSrc string // as the schema wrote it, for messages
 
 	format     func(string) bool // nil: no format, or one that is not asserted
@@ -105,7 +104,7 @@ type bound struct {
 }
 
 type patternProp struct {
-	re   *regexp.Regexp
+	re   *pattern
 	node *node
 }
 
