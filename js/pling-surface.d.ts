@@ -494,3 +494,6 @@ declare global {
     PlingSurface?: { loadSurface(options?: LoadOptions): Promise<SurfaceAPI> };
   }
 }
+
+/** The shared limiters and guards, also named by pling-shared.js. */
+export { applyShared, httpAdapter, httpGuard, httpLimiter, indexedDBGuard, indexedDBLimiter } from "./pling-shared.js";
