@@ -46,8 +46,13 @@ type goFrame struct {
 }
 
 type goRegexpChecker struct {
-	frames []goFrame
-	bad    bool
+	frames   []goFrame
+	captures int // capturing groups open
+	bad      bool
+	// noPOSIXEnd: no ":]" follows; once a search for one fails, none after
+	// it can succeed, so it is not searched for again (a class of many
+	// "[:" would otherwise be read in quadratic time).
+	noPOSIXEnd bool
 }
 
 const (
@@ -66,7 +71,17 @@ func (c *goRegexpChecker) push(n *goNode) {
 
 func (c *goRegexpChecker) leaf() { c.push(&goNode{size: 1, height: 1}) }
 
+// literal adds one literal rune. As in Parse, the two literals before it
+// merge first (only the last rune is a repeat's operand), so a run of text
+// costs one node.
 func (c *goRegexpChecker) literal() {
+	f := c.top()
+	if n := len(f.terms); n >= 2 && f.terms[n-1].literal && f.terms[n-2].literal {
+		f.terms[n-2].size += f.terms[n-1].size
+		f.terms[n-1].size = 1
+		c.limit(f.terms[n-2])
+		return
+	}
 	c.push(&goNode{literal: true, size: 1, height: 1})
 }
 
@@ -187,6 +202,13 @@ func goRepeatIsValid(re *goNode, n int) bool {
 }
 
 func (c *goRegexpChecker) open(capture bool) {
+	if capture {
+		// Over goMaxHeight capturing groups open at once nest too deeply
+		// when they close, and are missing parentheses when they do not.
+		if c.captures++; c.captures > goMaxHeight {
+			c.bad = true
+		}
+	}
 	c.frames = append(c.frames, goFrame{capture: capture})
 }
 
@@ -206,6 +228,7 @@ func (c *goRegexpChecker) close() bool {
 	capture := f.capture
 	c.frames = c.frames[:len(c.frames)-1]
 	if capture {
+		c.captures--
 		inner = goInner([]*goNode{inner}, 2+inner.size)
 	}
 	c.push(inner)
@@ -245,7 +268,7 @@ func (c *goRegexpChecker) check(s string) bool {
 			t = t[1:]
 		case '[':
 			var ok bool
-			if t, ok = goClass(t); !ok {
+			if t, ok = c.class(t); !ok {
 				return false
 			}
 			c.leaf()
@@ -534,8 +557,8 @@ func goUnicodeClass(t string) (rest string, matched, ok bool) {
 	return rest, true, goUnicodeName(name)
 }
 
-// goClass reads a bracketed class.
-func goClass(s string) (string, bool) {
+// class reads a bracketed class.
+func (c *goRegexpChecker) class(s string) (string, bool) {
 	t := s[1:]
 	if t != "" && t[0] == '^' {
 		t = t[1:]
@@ -543,14 +566,16 @@ func goClass(s string) (string, bool) {
 	first := true
 	for t == "" || t[0] != ']' || first {
 		first = false
-		if len(t) > 2 && t[0] == '[' && t[1] == ':' {
-			if i := strings.Index(t[2:], ":]"); i >= 0 {
+		if len(t) > 2 && t[0] == '[' && t[1] == ':' && !c.noPOSIXEnd {
+			i := strings.Index(t[2:], ":]")
+			if i >= 0 {
 				if !goPOSIXClass(t[:i+4]) {
 					return "", false
 				}
 				t = t[i+4:]
 				continue
 			}
+			c.noPOSIXEnd = true
 		}
 		if rest, matched, ok := goUnicodeClass(t); !ok {
 			return "", false

@@ -120,6 +120,9 @@ var goRegexpCases = []string{
 	strings.Repeat("(", 1001) + strings.Repeat(")", 1001), strings.Repeat("(", 999) + "a" + strings.Repeat(")", 999),
 	strings.Repeat("(?:", 3000) + "a" + strings.Repeat(")", 3000), "(?:" + strings.Repeat("a", 3400) + "){1000}", "(?:" + strings.Repeat("a", 3300) + "){1000}",
 	"a\xffb", "[\xff]", `\x{d800}`, `[\x{d800}]`,
+	// An agent's string up to the default 16 KiB, read in linear time.
+	"[" + strings.Repeat("[:", 8<<10), "[" + strings.Repeat("[:", 8<<10) + ":]]", strings.Repeat("(", 16<<10), strings.Repeat("(?:", 5<<10),
+	strings.Repeat("a", 16<<10), strings.Repeat("ab*", 5<<10), strings.Repeat("(", 1001) + "a" + strings.Repeat(")", 1001),
 }
 
 func TestGoRegexpAgainstRegexpCompile(t *testing.T) {
