@@ -341,7 +341,7 @@ func TestReferenceIsTestOnly(t *testing.T) {
 }
 
 // refPatterns rewrites every pattern and patternProperties key of the
-// schema document src into its RE2 translation, and maps each translation
+// schema document src into its syntax tree printed as RE2, and maps each print
 // back to the pattern as written. A document that does not decode, or a
 // pattern that does not translate, is left as it is.
 func refPatterns(src string) (string, map[string]string) {
