@@ -158,7 +158,10 @@ func durationUnits(s string) (units, rest string, ok bool) {
 		for n < len(s) && isDigit(s[n]) {
 			n++
 		}
-		if n == 0 || n == len(s) {
+		if n == 0 || n == len(s) || len(units) == 3 {
+			// Over three units is never one of the orders a duration
+			// allows; stopping here also keeps an agent's long string from
+			// costing quadratic time in the concatenation.
 			return "", "", false
 		}
 		units += s[n : n+1]

@@ -42,8 +42,9 @@ var formatCases = []formatCase{
 			"23:59:60+01:00", "24:00:00Z", "00:60:00Z", "00:00:61Z", "01:02:03+24:00", "01:02:03+00:60",
 			"01:02:03Z+00:30", "08:30:06.Z", "08:30:06", "12:00:00.52", "1২:00:00Z", "-1:00:00Z", ""}},
 	{"duration",
-		[]string{"P4DT12H30M5S", "P4Y", "PT0S", "P0D", "P1M", "PT1M", "PT36H", "P2W", "P1Y2M3D", "PT1H30M", "P1DT1S"},
+		[]string{"P4DT12H30M5S", "P4Y", "PT0S", "P0D", "P1M", "PT1M", "PT36H", "P2W", "P1Y2M3D", "PT1H30M", "P1DT1S", "P1Y2M3DT4H5M6S"},
 		[]string{"PT1D", "P", "P1YT", "PT", "P2D1Y", "P1D2H", "P2S", "P1Y2W", "P1W1D", "P1", "PT1.5S", "P৪Y",
+			"P1Y2M3D4D", "PT1H2M3S4S", "P" + strings.Repeat("0:", 8<<10), "P1Y" + strings.Repeat("1D", 8<<10),
 			"4DT12H30M5S", "p1d", "P1Y3D", // quirk: ISO 8601 allows a gap between units
 			""}},
 	{"period",
