@@ -23,23 +23,23 @@ func importJS(t testing.TB, rel string) js.Value {
 
 // TestJSRuntime runs the tests of js/pling-surface.js (js/test/*.mjs)
 // against the kernel running in this test binary, one subtest each.
-func TestJSRuntime(t *testing.T) {
+func TestJSRuntime(t *testing.T) { runJSSuite(t, "../js/test/surface.test.mjs") }
+
+// runJSSuite runs the tests a module of js/test exports, one subtest each,
+// with ctx.mod (js/pling-surface.js), ctx.runtime (this binary's), ctx.go
+// (the Go object running it) and ctx.api (the API as loadSurface binds it:
+// entering through the module's exports). Afterwards every surface the
+// tests made is closed and nothing waits.
+func runJSSuite(t *testing.T, suitePath string) {
 	fx(t)
 	mod := importJS(t, "../js/pling-surface.js")
-	suite := importJS(t, "../js/test/surface.test.mjs")
+	suite := importJS(t, suitePath)
 	runtime := theRuntime(t)
+	opts := goOpts(t) // exec_node.js (make test-js) publishes the Go object
 	ctx := js.Global().Get("Object").New()
 	ctx.Set("mod", mod)
 	ctx.Set("runtime", runtime)
-	// The API as loadSurface binds it: entering through the module's
-	// exports. exec_node.js (make test-js) publishes the Go object.
-	goObj := js.Global().Get("__plingTestGo")
-	if goObj.Type() != js.TypeObject {
-		t.Fatal("globalThis.__plingTestGo is missing: run these tests with make test-js (hostbridge/testdata/exec_node.js)")
-	}
-	opts := js.Global().Get("Object").New()
-	opts.Set("go", goObj)
-	ctx.Set("go", goObj)
+	ctx.Set("go", opts.Get("go"))
 	ctx.Set("api", mod.Call("fromRuntime", runtime, opts))
 
 	before := baseline(t)
@@ -55,7 +55,6 @@ func TestJSRuntime(t *testing.T) {
 			}
 		})
 	}
-	// Every surface the JS tests made was closed, and nothing waits.
 	checkNoLeaks(t, before)
 	if st := ReadStats(); st.Surfaces != before.Surfaces {
 		t.Fatalf("%d surfaces left open", st.Surfaces-before.Surfaces)

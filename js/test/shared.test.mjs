@@ -5,28 +5,11 @@
 // request: whatever carries it, the counts below must hold.
 
 import { httpAdapter, httpLimiter, httpGuard, indexedDBLimiter, indexedDBGuard } from "../pling-shared.js";
+import { assert, eq, throwsType, tick } from "./harness.mjs";
 
+export { runOne } from "./harness.mjs";
 export const tests = [];
 const test = (name, fn) => tests.push({ name, fn });
-
-function assert(cond, msg) {
-  if (!cond) throw new Error(msg);
-}
-function eq(got, want, msg) {
-  const g = JSON.stringify(got);
-  const w = JSON.stringify(want);
-  if (g !== w) throw new Error(`${msg}: got ${g}, want ${w}`);
-}
-function throwsType(fn, msg) {
-  try {
-    fn();
-  } catch (e) {
-    assert(e instanceof TypeError, `${msg}: threw ${e && e.name}, want TypeError`);
-    return;
-  }
-  throw new Error(`${msg}: did not throw`);
-}
-const tick = (ms = 0) => new Promise((r) => setTimeout(r, ms));
 
 const P = "pling.surface/0.1";
 const invoke = (id, query = "x") => ({ protocol: P, id, method: "invoke", capability: "orders.search", input: { query } });
@@ -298,12 +281,3 @@ test("shared checks its options", ({ api }) => {
   api.createSurface({ registry, execute, shared: "indexeddb", rateLimit, replay: { windowMs: 60_000 } }).close();
 });
 
-export async function runOne(tc, ctx) {
-  try {
-    await undefined;
-    await tc.fn(ctx);
-    return null;
-  } catch (e) {
-    return e && e.stack ? String(e.stack) : String(e);
-  }
-}

@@ -7,36 +7,11 @@
 // transport is involved. A spy runtime records every call into Go, so a
 // test can prove that a message never reached the kernel.
 
+import { assert, eq, rejects, throwsType, tick } from "./harness.mjs";
+
+export { runOne } from "./harness.mjs";
 export const tests = [];
 const test = (name, fn) => tests.push({ name, fn });
-
-function assert(cond, msg) {
-  if (!cond) throw new Error(msg);
-}
-function eq(got, want, msg) {
-  const g = JSON.stringify(got);
-  const w = JSON.stringify(want);
-  if (g !== w) throw new Error(`${msg}: got ${g}, want ${w}`);
-}
-async function rejects(promise, check, msg) {
-  try {
-    await promise;
-  } catch (e) {
-    check(e);
-    return;
-  }
-  throw new Error(`${msg}: did not reject`);
-}
-function throwsType(fn, msg) {
-  try {
-    fn();
-  } catch (e) {
-    assert(e instanceof TypeError, `${msg}: threw ${e && e.name}, want TypeError`);
-    return;
-  }
-  throw new Error(`${msg}: did not throw`);
-}
-const tick = (ms = 0) => new Promise((r) => setTimeout(r, ms));
 
 const P = "pling.surface/0.1";
 const ORIGIN = "https://shop.example";
@@ -1238,14 +1213,3 @@ test("without the Go object, or with another module's, fromRuntime refuses", asy
   throwsType(() => mod.fromRuntime(runtime, null), "null options");
 });
 
-export async function runOne(tc, ctx) {
-  try {
-    // Go calls runOne: let that call return first, so that the test runs
-    // as page code does, with no Go code on the stack.
-    await undefined;
-    await tc.fn(ctx);
-    return null;
-  } catch (e) {
-    return e && e.stack ? String(e.stack) : String(e);
-  }
-}
