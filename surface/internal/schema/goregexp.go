@@ -122,6 +122,7 @@ func goConcat(terms []*goNode) *goNode {
 	return goInner(merged, size)
 }
 
+// goAlternate joins a group's alternatives.
 func goAlternate(alts []*goNode) *goNode {
 	if len(alts) == 1 {
 		return alts[0]
@@ -133,10 +134,9 @@ func goAlternate(alts []*goNode) *goNode {
 	return goInner(alts, size+int64(len(alts))-1)
 }
 
-// repeat applies a repetition operator to the last term; sub is the
-// operator's text (for "*", "+", "?" min and max are unused). It reports
-// whether Parse accepts it.
-func (c *goRegexpChecker) repeat(op byte, min, max int) bool {
+// repeat applies the operator op ('*', '+', '?', or '{' with lo and hi)
+// to the last term. It reports whether Parse accepts it.
+func (c *goRegexpChecker) repeat(op byte, lo, hi int) bool {
 	f := c.top()
 	if len(f.terms) == 0 {
 		return false // missing argument
@@ -151,29 +151,22 @@ func (c *goRegexpChecker) repeat(op byte, min, max int) bool {
 	default:
 		var size int64
 		switch {
-		case max >= 0:
-			size = int64(max)*sub.size + int64(max-min)
-		case min == 0:
+		case hi >= 0:
+			size = int64(hi)*sub.size + int64(hi-lo)
+		case lo == 0:
 			size = 2 + sub.size
 		default:
-			size = 1 + int64(min)*sub.size
+			size = 1 + int64(lo)*sub.size
 		}
-		n = goInner([]*goNode{sub}, min64(size, goMaxSize+1))
-		n.repeat, n.min, n.max = true, min, max
+		n = goInner([]*goNode{sub}, min(size, goMaxSize+1))
+		n.repeat, n.min, n.max = true, lo, hi
 	}
 	f.terms[len(f.terms)-1] = n
 	c.limit(n)
-	if op == '{' && (min >= 2 || max >= 2) && !goRepeatIsValid(n, 1000) {
+	if op == '{' && (lo >= 2 || hi >= 2) && !goRepeatIsValid(n, 1000) {
 		return false
 	}
 	return true
-}
-
-func min64(a, b int64) int64 {
-	if a < b {
-		return a
-	}
-	return b
 }
 
 // goRepeatIsValid is Parse's rule: nested repeats ask for at most n copies.
@@ -274,22 +267,22 @@ func (c *goRegexpChecker) check(s string) bool {
 			c.leaf()
 		case '*', '+', '?', '{':
 			op := t[0]
-			min, max, after := 0, 0, t[1:]
+			lo, hi, after := 0, 0, t[1:]
 			if op == '{' {
 				var ok bool
-				if min, max, after, ok = goRepeat(t); !ok {
+				if lo, hi, after, ok = goRepeat(t); !ok {
 					c.literal() // "{" that opens no repeat is literal
 					t = t[1:]
 					break
 				}
-				if min < 0 || min > 1000 || max > 1000 || max >= 0 && min > max {
+				if lo < 0 || lo > 1000 || hi > 1000 || hi >= 0 && lo > hi {
 					return false
 				}
 			}
 			if after != "" && after[0] == '?' {
 				after = after[1:]
 			}
-			if lastRepeat || !c.repeat(op, min, max) {
+			if lastRepeat || !c.repeat(op, lo, hi) {
 				return false
 			}
 			repeat = true
