@@ -46,8 +46,9 @@ func compilePattern(src string) (*pattern, error) {
 }
 
 // machine is the state of one match: two thread lists and the stack that
-// follows empty transitions. Pooled per pattern, so matching allocates only
-// when a pattern is used from several goroutines at once.
+// follows empty transitions. Pooled per pattern: matching allocates one
+// after a collection has emptied the pool, or when several goroutines
+// match the same pattern at once.
 type machine struct {
 	cur, next threads
 	stack     []uint32
