@@ -292,6 +292,15 @@ function toRequestJSON(value, budget) {
     text += s;
     if (text.length > budget) throw new RequestError("request is larger than the size limit");
   };
+  // Members and elements read, written or not: a structured clone keeps
+  // shared references, so one wide object of undefined members (written as
+  // nothing) could be met thousands of times. Each one read counts against
+  // the budget, which a member that is written costs at least as much of.
+  let read = 0;
+  const count = (n) => {
+    read += n;
+    if (read > budget) throw new RequestError("request is larger than the size limit");
+  };
   const write = (v, depth) => {
     switch (typeof v) {
       case "string":
@@ -324,7 +333,7 @@ function toRequestJSON(value, budget) {
     if (isArray(v)) {
       if (proto !== ArrayPrototype) throw new RequestError("request holds an array that is not a plain array");
       const n = getOwnPropertyDescriptor(v, "length").value;
-      if (n > budget) throw new RequestError("request is larger than the size limit");
+      count(n);
       // One descriptor at a time: a descriptors object of every member
       // costs twice the walk.
       if (getOwnPropertyNames(v).length !== n + 1) {
@@ -345,6 +354,7 @@ function toRequestJSON(value, budget) {
       throw new RequestError("request holds an object that is not a plain object");
     }
     const names = getOwnPropertyNames(v);
+    count(names.length);
     put("{");
     let first = true;
     for (let i = 0; i < names.length; i++) {

@@ -323,6 +323,28 @@ test("an oversize request is refused before the kernel", async ({ api, runtime, 
   surface.close();
 });
 
+test("one wide object shared many times in a request cannot multiply the reading", async ({ runtime, mod, go }) => {
+  const { spy, go: spyGo, log } = spyRuntime(runtime, go);
+  const { surface, execs } = page(mod.fromRuntime(spy, { go: spyGo }));
+  // A structured clone keeps shared references. One object of 4,096
+  // members, all undefined (so written as nothing), appears 1,000 times:
+  // a message of about 5,000 values whose reading would visit 4 million
+  // members and write only "[{},{},...]", under the size limit. Scaled
+  // up, one message from an allowed window holds the page for minutes.
+  // The proxy counts the visits; messages never hold one.
+  const wide = {};
+  for (let i = 0; i < 4096; i++) wide[`k${i}`] = undefined;
+  let visits = 0;
+  const counted = new Proxy(wide, { ownKeys: (t) => (visits++, Reflect.ownKeys(t)) });
+  const res = await surface.handle(invokeReq("dag", "orders.search", { q: new Array(1000).fill(counted) }));
+  eq([res.ok, res.id, res.error && res.error.code], [false, "dag", "INVALID_REQUEST"], "shared wide object");
+  assert(/size limit/.test(res.error.message), res.error.message);
+  // Every member read counts against the 64 KiB budget, written or not.
+  assert(visits * 4096 <= 64 * 1024 + 4096, `the wide object was read ${visits} times`);
+  eq([log.handle.length, execs.length], [0, 0], "calls into Go, executor calls");
+  surface.close();
+});
+
 test("a refusal before the kernel echoes only an id that passes the id rules", async ({ runtime, mod, go }) => {
   const { spy, go: spyGo, log } = spyRuntime(runtime, go);
   const { surface } = page(mod.fromRuntime(spy, { go: spyGo }));
