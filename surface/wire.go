@@ -830,12 +830,7 @@ func (c *compactor) value(depth int) bool {
 	}
 	switch ch := c.src[c.pos]; {
 	case ch == '{':
-		c.dst = append(c.dst, '{')
-		c.pos++
-		c.space()
-		if c.pos < len(c.src) && c.src[c.pos] == '}' {
-			c.dst = append(c.dst, '}')
-			c.pos++
+		if c.open('{', '}') {
 			return true
 		}
 		for {
@@ -856,51 +851,20 @@ func (c *compactor) value(depth int) bool {
 			if !c.value(depth + 1) {
 				return false
 			}
-			c.space()
-			if c.pos >= len(c.src) {
-				return false
-			}
-			switch c.src[c.pos] {
-			case ',':
-				c.dst = append(c.dst, ',')
-				c.pos++
-				c.space()
-			case '}':
-				c.dst = append(c.dst, '}')
-				c.pos++
-				return true
-			default:
-				return false
+			if done, ok := c.after('}'); done {
+				return ok
 			}
 		}
 	case ch == '[':
-		c.dst = append(c.dst, '[')
-		c.pos++
-		c.space()
-		if c.pos < len(c.src) && c.src[c.pos] == ']' {
-			c.dst = append(c.dst, ']')
-			c.pos++
+		if c.open('[', ']') {
 			return true
 		}
 		for {
 			if !c.value(depth + 1) {
 				return false
 			}
-			c.space()
-			if c.pos >= len(c.src) {
-				return false
-			}
-			switch c.src[c.pos] {
-			case ',':
-				c.dst = append(c.dst, ',')
-				c.pos++
-				c.space()
-			case ']':
-				c.dst = append(c.dst, ']')
-				c.pos++
-				return true
-			default:
-				return false
+			if done, ok := c.after(']'); done {
+				return ok
 			}
 		}
 	case ch == '"':
@@ -923,6 +887,42 @@ func (c *compactor) value(depth int) bool {
 		return true
 	}
 	return false
+}
+
+// open copies the opening bracket at pos and reports whether the container
+// is empty, in which case its closing bracket is copied too.
+func (c *compactor) open(opening, closing byte) (empty bool) {
+	c.dst = append(c.dst, opening)
+	c.pos++
+	c.space()
+	if c.pos < len(c.src) && c.src[c.pos] == closing {
+		c.dst = append(c.dst, closing)
+		c.pos++
+		return true
+	}
+	return false
+}
+
+// after reads what follows a container's element: a comma (not done, so
+// the next element follows), the closing bracket (done, ok), or anything
+// else (done, not ok).
+func (c *compactor) after(closing byte) (done, ok bool) {
+	c.space()
+	if c.pos >= len(c.src) {
+		return true, false
+	}
+	switch c.src[c.pos] {
+	case ',':
+		c.dst = append(c.dst, ',')
+		c.pos++
+		c.space()
+		return false, false
+	case closing:
+		c.dst = append(c.dst, closing)
+		c.pos++
+		return true, true
+	}
+	return true, false
 }
 
 func numberByte(b byte) bool {
