@@ -8,41 +8,6 @@ import (
 	"testing"
 )
 
-// Outcomes of an executor whose Promise the bridge waits for itself (a
-// host without wait): the settle callback, bound to the wait's ticket.
-func TestExecutorPromiseOutcomes(t *testing.T) {
-	for _, tc := range []struct {
-		name, execute string
-		wantOK        bool
-		wantCode      string
-		wantResult    string
-	}{
-		{"fulfils", `() => Promise.resolve(JSON.stringify({ n: 1 }))`, true, "", `{"n":1}`},
-		{"answers synchronously", `() => JSON.stringify([1, 2])`, true, "", `[1,2]`},
-		{"business failure", `() => Promise.resolve(JSON.stringify({ error: { code: "LOCKED", message: "no", stack: "s" } }))`, true, "", `{"error":{"code":"LOCKED","message":"no"}}`},
-		{"rejects", `() => Promise.reject(new Error("backend down"))`, false, "INTERNAL_ERROR", ""},
-		{"rejects with undefined", `() => Promise.reject()`, false, "INTERNAL_ERROR", ""},
-		{"throws synchronously", `() => { throw new Error("sync"); }`, false, "INTERNAL_ERROR", ""},
-		{"fulfils with a non-string", `() => Promise.resolve({ n: 1 })`, false, "INTERNAL_ERROR", ""},
-		{"answers a non-string", `() => 42`, false, "INTERNAL_ERROR", ""},
-		{"answers invalid JSON", `() => "{nope"`, false, "INTERNAL_ERROR", ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			before := baseline(t)
-			inst := create(t, host(t, `__t.host({ execute: `+tc.execute+` })`), Config{})
-			r := handle(t, inst, invokeReq("i", "orders.search", `{}`))
-			if r.OK != tc.wantOK || r.code() != tc.wantCode {
-				t.Fatalf("ok=%v code=%q, want ok=%v code=%q", r.OK, r.code(), tc.wantOK, tc.wantCode)
-			}
-			if tc.wantResult != "" && string(r.Result) != tc.wantResult {
-				t.Fatalf("result %s, want %s", r.Result, tc.wantResult)
-			}
-			inst.Call("close")
-			checkNoLeaks(t, before)
-		})
-	}
-}
-
 // waitHost is a host with a lane and wait(ticket, kind, promise, limitMs),
 // which only records what it was given: the test answers the tickets
 // itself, through the pling_answer export's function.
