@@ -312,13 +312,8 @@ func (s *Surface) startDescribe(f *flight, input []byte) {
 		f.send(describeFailure(&surface.Error{Code: surface.CodeInternalError, Message: "surface is closed"}))
 		return
 	}
-	in, perr := parseDescribeInput(input, s.limits.MaxRequestBytes)
-	if perr != nil {
-		f.send(describeFailure(perr))
-		return
-	}
 	f.k = s.main
-	f.x = s.main.BeginDescribe(in)
+	f.x = s.main.BeginDescribeJSON(input)
 	f.run()
 }
 

@@ -46,28 +46,34 @@ func (l Limits) strict() strictjson.Limits {
 // decodeError turns a strict decoder failure into INVALID_REQUEST. The kind
 // decides the message; the input itself is never echoed.
 func decodeError(err error) *Error {
+	return decodeErrorOf("request", err)
+}
+
+// decodeErrorOf is decodeError for what names itself subject ("request",
+// "describe input").
+func decodeErrorOf(subject string, err error) *Error {
 	var se *strictjson.Error
 	if !errors.As(err, &se) {
-		return newError(CodeInvalidRequest, "request is not valid JSON")
+		return newError(CodeInvalidRequest, subject+" is not valid JSON")
 	}
-	msg := "request is not valid JSON"
+	msg := subject + " is not valid JSON"
 	switch se.Kind {
 	case strictjson.KindTooLarge:
-		msg = "request is larger than the size limit"
+		msg = subject + " is larger than the size limit"
 	case strictjson.KindTooDeep:
-		msg = "request is nested deeper than the limit"
+		msg = subject + " is nested deeper than the limit"
 	case strictjson.KindStringTooLong:
-		msg = "a string in the request is longer than the limit"
+		msg = "a string in the " + subject + " is longer than the limit"
 	case strictjson.KindArrayTooLong:
-		msg = "an array in the request is longer than the limit"
+		msg = "an array in the " + subject + " is longer than the limit"
 	case strictjson.KindTooManyMembers:
-		msg = "an object in the request has more members than the limit"
+		msg = "an object in the " + subject + " has more members than the limit"
 	case strictjson.KindDuplicateKey:
-		msg = "request has a duplicate key"
+		msg = subject + " has a duplicate key"
 	case strictjson.KindCaseVariantKey:
-		msg = "request has keys that differ only in case"
+		msg = subject + " has keys that differ only in case"
 	case strictjson.KindUnsupportedValue:
-		msg = "request holds a value that is not JSON"
+		msg = subject + " holds a value that is not JSON"
 	}
 	if se.Path != "" {
 		msg += " at " + clip(se.Path)

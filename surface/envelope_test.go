@@ -674,6 +674,31 @@ func TestHandleNeverPanics(t *testing.T) {
 	}
 }
 
+// TestDescribeJSONMessages: the in-page describe names what is wrong with
+// its input, and with several wrong fields always the same one.
+func TestDescribeJSONMessages(t *testing.T) {
+	s := pNewSurface(t, surfacetest.Orders(3), func(o *surface.Options) { o.Limits.MaxRequestBytes = 64 })
+	for _, tc := range []struct{ input, want string }{
+		{`{"limit":"` + strings.Repeat("x", 64) + `"}`, "describe input is larger than the size limit"},
+		{`{"limit":1,"Limit":2}`, "describe input has keys that differ only in case at /Limit"},
+		{`{"record":"\udc00"}`, "describe input is not valid JSON at /record"},
+		{`{"limit":`, "describe input is not valid JSON at /limit"},
+		{`[1]`, "describe input must be an object"},
+		{`{"zz":1,"offset":-1,"aa":1}`, `unknown describe input field "aa"`},
+		{`{"record":"SO-1","limit":1}`, "record cannot be combined with offset or limit"},
+	} {
+		for range 10 { // map order must not pick the message
+			x := s.BeginDescribeJSON([]byte(tc.input))
+			s.Drive(context.Background(), x)
+			_, perr := x.Description()
+			if perr == nil || perr.Code != surface.CodeInvalidRequest || perr.Message != tc.want {
+				t.Fatalf("BeginDescribeJSON(%s) = %v, want INVALID_REQUEST %q", tc.input, perr, tc.want)
+			}
+			x.Release()
+		}
+	}
+}
+
 func TestDescribeInputRules(t *testing.T) {
 	ids := func(n int) string {
 		parts := make([]string, n)
@@ -735,10 +760,32 @@ func TestDescribeInputRules(t *testing.T) {
 		{"input string", `"full"`, false, 0},
 		{"input number", `8`, false, 0},
 		{"input boolean", `false`, false, 0},
+		{"duplicate field", `{"limit":1,"limit":2}`, false, 0},
+		{"fields differing in case", `{"limit":1,"Limit":2}`, false, 0},
+		{"lone surrogate in a field name", `{"\ud800":1}`, false, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := pNewSurface(t, surfacetest.Orders(30), nil)
+			// The in-page describe reads its input as JSON text by the
+			// same rules (null there is no input, like none).
+			x := s.BeginDescribeJSON([]byte(tc.input))
+			s.Drive(context.Background(), x)
+			d, perr := x.Description()
+			ok, records := tc.ok, tc.records
+			if tc.input == "null" {
+				ok, records = true, 8
+			}
+			switch {
+			case !ok && (perr == nil || perr.Code != surface.CodeInvalidRequest):
+				t.Errorf("BeginDescribeJSON: %v, want INVALID_REQUEST", perr)
+			case ok && perr != nil:
+				t.Errorf("BeginDescribeJSON refused: %v", perr)
+			case ok && len(d.Context.Records) != records:
+				t.Errorf("BeginDescribeJSON: records = %d, want %d", len(d.Context.Records), records)
+			}
+			x.Release()
+
 			req := `{"protocol":"pling.surface/0.1","id":"d","method":"describe"}`
 			if tc.input != "" {
 				req = `{"protocol":"pling.surface/0.1","id":"d","method":"describe","input":` + tc.input + `}`

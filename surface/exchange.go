@@ -205,6 +205,28 @@ func (s *Surface) BeginDescribe(in DescribeInput) *Exchange {
 	return x
 }
 
+// BeginDescribeJSON is BeginDescribe on the input as JSON text, read with
+// the rules and limits of a describe request's input. Empty text or null
+// is no input.
+func (s *Surface) BeginDescribeJSON(input []byte) *Exchange {
+	var in DescribeInput
+	if len(input) > 0 {
+		raw, err := strictjson.Decode(input, s.strict)
+		if err != nil {
+			x := s.newExchange(modeDescribe)
+			x.failDescribe(decodeErrorOf("describe input", err))
+			return x
+		}
+		var perr *Error
+		if in, perr = parseDescribeInput(raw, raw != nil); perr != nil {
+			x := s.newExchange(modeDescribe)
+			x.failDescribe(perr)
+			return x
+		}
+	}
+	return s.BeginDescribe(in)
+}
+
 func (s *Surface) newExchange(mode exchangeMode) *Exchange {
 	x := exchanges.Get().(*Exchange)
 	*x = Exchange{s: s, mode: mode, start: s.now()}
