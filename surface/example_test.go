@@ -223,3 +223,29 @@ func ExampleExchange() {
 	// ask: view
 	// {"protocol":"pling.surface/0.1","id":"r1","ok":true,"result":{"hits":0}}
 }
+
+// A host that takes describe's input as JSON text from page code hands it
+// to the kernel as it is: the kernel reads it by the rules of a describe
+// request's input, and names what is wrong with it.
+func ExampleSurface_BeginDescribeJSON() {
+	page := surfacetest.Orders(20)
+	clock := surfacetest.NewClock()
+	s, err := surface.New(surface.Options{Registry: page, Execute: page, Now: clock.Now})
+	if err != nil {
+		panic(err)
+	}
+	for _, input := range []string{`{"offset":18}`, `{"limit":"3"}`, `{"limit":1,"Limit":2}`} {
+		x := s.BeginDescribeJSON([]byte(input))
+		s.Drive(context.Background(), x)
+		if d, perr := x.Description(); perr != nil {
+			fmt.Println(input, "->", perr.Code, perr.Message)
+		} else {
+			fmt.Println(input, "->", len(d.Context.Records), "records")
+		}
+		x.Release()
+	}
+	// Output:
+	// {"offset":18} -> 2 records
+	// {"limit":"3"} -> INVALID_REQUEST limit must be a non-negative integer
+	// {"limit":1,"Limit":2} -> INVALID_REQUEST describe input has keys that differ only in case at /Limit
+}
