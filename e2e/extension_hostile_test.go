@@ -315,7 +315,7 @@ func TestExtensionDraftsStayWithTheirOrigin(t *testing.T) {
 	f := evalPage[form](t, panel, `({
 		notice: document.querySelector('[data-testid="ext-notice"]').textContent,
 		hidden: document.querySelector('[data-testid="ext-call"]').hidden,
-		fields: document.querySelectorAll('[data-testid="ext-form"] [name]').length,
+		fields: document.querySelectorAll('[data-testid="ext-form"] [data-name]').length,
 		disabled: document.querySelector('[data-testid="ext-invoke"]').disabled,
 	})`)
 	if !strings.Contains(f.Notice, "form was cleared") || !f.Hidden || f.Fields != 0 || !f.Disabled {
@@ -486,5 +486,73 @@ func TestExtensionPanelLayout(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestExtensionHostileFieldNames: the page names the members of its input
+// schemas, and the panel builds form controls from them. Named controls
+// shadow their form's own properties (form.append, form.querySelectorAll,
+// form.replaceChildren), so members named after those once broke the form:
+// it stopped rendering, kept the last page's fields through a navigation
+// and showed them under the next page's capability. A member named
+// __proto__ was dropped from the input. Whatever the names, every member
+// gets its field, each call sends what was typed, and a navigation clears
+// the form.
+func TestExtensionHostileFieldNames(t *testing.T) {
+	b := startExtensionBrowser(t)
+	pageURL := hostilePage(siteURL, "fieldnames", 0)
+	p := b.openTab(t, pageURL)
+	panel := b.openPanel(t, pageURL)
+	waitConnected(t, panel)
+	fields := func() []string {
+		return evalPage[[]string](t, panel, `[...document.querySelectorAll('[data-testid="ext-form"] input, [data-testid="ext-form"] select, [data-testid="ext-form"] textarea')].map((c) => c.dataset.testid)`)
+	}
+	names := []string{"note", "append", "querySelectorAll", "replaceChildren", "__proto__"}
+
+	selectCapability(t, panel, "form.names")
+	if got := fields(); len(got) != len(names) {
+		t.Fatalf("form.names has fields %v, want one for each of %v", got, names)
+	}
+	for _, n := range names {
+		typeInto(t, panel, "ext-field-"+n, "v-"+n)
+	}
+	if got := invokeFromPanel(t, panel); got.Outcome != "success" {
+		t.Fatalf("form.names: %+v", got)
+	}
+	sent := evalPage[[]string](t, p, `(() => { const i = window.__hostile.invokes[0].input; return Object.keys(i).sort().map((k) => k + "=" + i[k]); })()`)
+	want := []string{"__proto__=v-__proto__", "append=v-append", "note=v-note", "querySelectorAll=v-querySelectorAll", "replaceChildren=v-replaceChildren"}
+	if strings.Join(sent, ",") != strings.Join(want, ",") {
+		t.Errorf("the page received %v, want %v", sent, want)
+	}
+
+	// The capability beside it gets its own form, and sends only its own member.
+	selectCapability(t, panel, "notes.add")
+	if got := fields(); len(got) != 1 || got[0] != "ext-field-note" {
+		t.Fatalf("notes.add has fields %v, want only ext-field-note", got)
+	}
+	typeInto(t, panel, "ext-field-note", "only this")
+	if got := invokeFromPanel(t, panel); got.Outcome != "success" {
+		t.Fatalf("notes.add: %+v", got)
+	}
+	if got := evalPage[string](t, p, `JSON.stringify(window.__hostile.invokes[1])`); got != `{"capability":"notes.add","input":{"note":"only this"},"via":"port"}` {
+		t.Errorf("the page received %s", got)
+	}
+
+	// A draft for form.names is cleared by a navigation, and never shown
+	// under the next page's capability.
+	selectCapability(t, panel, "form.names")
+	typeInto(t, panel, "ext-field-replaceChildren", "typed for the first page")
+	next := hostilePage(siteURL, "plain", 1)
+	if err := chromedp.Do(p.ctx, chromedp.Navigate(next)); err != nil {
+		t.Fatal(err)
+	}
+	waitPage(t, panel, `!document.querySelector('[data-testid="ext-notice"]').hidden`)
+	if got := fields(); len(got) != 0 {
+		t.Errorf("after the navigation the form still has %v", got)
+	}
+	waitConnected(t, panel)
+	selectCapability(t, panel, "notes.add")
+	if got := fields(); len(got) != 1 || got[0] != "ext-field-note" {
+		t.Errorf("on the next page notes.add has fields %v, want only ext-field-note", got)
 	}
 }

@@ -512,13 +512,13 @@ function recordField(param, previous) {
   const offered = ids.slice(0, BOUNDS.recordIds);
   let control;
   if (complete) {
-    control = el("select", { name: param, "data-testid": "ext-record", "data-param": param });
+    control = el("select", { "data-name": param, "data-testid": "ext-record", "data-param": param });
     control.append(...offered.map((id) => el("option", { value: id }, pageText(id, TEXT.id, "span").textContent)));
     if (offered.includes(previous)) control.value = previous;
   } else {
     // The id list was cut short: any id may be typed, the listed ones are suggested.
     const listId = "ext-record-ids";
-    control = el("input", { name: param, type: "text", list: listId, "data-testid": "ext-record", "data-param": param, value: previous ?? "" });
+    control = el("input", { "data-name": param, type: "text", list: listId, "data-testid": "ext-record", "data-param": param, value: previous ?? "" });
     document.getElementById(listId)?.remove();
     document.body.append(el("datalist", { id: listId }, ...offered.map((id) => el("option", { value: id }))));
   }
@@ -538,7 +538,10 @@ function propertyField(name, prop, required, previous) {
   if (typeof prop.minimum === "number") hints.push(`min ${prop.minimum}`);
   if (typeof prop.maximum === "number") hints.push(`max ${prop.maximum}`);
   if (typeof prop.maxLength === "number") hints.push(`up to ${prop.maxLength} characters`);
-  const common = { name, "data-testid": `ext-field-${name}`, "data-type": type, "data-required": required ? "true" : null };
+  // The page names the members: a control with a name (or an id) would
+  // become a property of the form, shadowing the form's own methods
+  // (form.append, form.querySelectorAll), so the name is kept as data.
+  const common = { "data-name": name, "data-testid": `ext-field-${name}`, "data-type": type, "data-required": required ? "true" : null };
   const label = (...extra) =>
     el(
       "span",
@@ -575,9 +578,11 @@ function propertyField(name, prop, required, previous) {
   return el("label", { class: "field" }, label(), control);
 }
 
+// Drafts and inputs are keyed by the page's member names, so they have no
+// prototype: a member named __proto__ is a member like any other.
 function readDraft(form) {
-  const out = {};
-  for (const c of form.querySelectorAll("[name]")) out[c.name] = c.type === "checkbox" ? c.checked : c.value;
+  const out = Object.create(null);
+  for (const c of form.querySelectorAll("[data-name]")) out[c.dataset.name] = c.type === "checkbox" ? c.checked : c.value;
   return out;
 }
 
@@ -585,10 +590,10 @@ function readDraft(form) {
 // are left out; an empty required number is left out too, so the surface's
 // schema check (not this page) says what is missing.
 function collectInput() {
-  const input = {};
+  const input = Object.create(null);
   let record;
-  for (const c of $("ext-form").querySelectorAll("[name]")) {
-    const name = c.name;
+  for (const c of $("ext-form").querySelectorAll("[data-name]")) {
+    const name = c.dataset.name;
     if (c.dataset.param) {
       record = c.value.trim();
       continue;

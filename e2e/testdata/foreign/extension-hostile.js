@@ -34,6 +34,13 @@
         delete c.records;
         return { capabilities: [noteCap], context: c };
       }
+      case "fieldnames":
+        // Input members named after what the panel calls on its form
+        // (form controls with a name shadow the form's own methods), and
+        // one named __proto__ (JSON.parse keeps it as a member).
+        return { capabilities: [noteCap, { id: "form.names", effect: "write", approval: "none",
+          inputSchema: JSON.parse(`{"type": "object", "properties": {"note": {"type": "string"}, "append": {"type": "string"},
+            "querySelectorAll": {"type": "string"}, "replaceChildren": {"type": "string"}, "__proto__": {"type": "string"}}}`) }], context: context() };
       case "huge":
         return { capabilities: [noteCap], context: context({ state: { blob: "x".repeat(n) } }) };
       default:
