@@ -556,3 +556,35 @@ func TestExtensionHostileFieldNames(t *testing.T) {
 		t.Errorf("on the next page notes.add has fields %v, want only ext-field-note", got)
 	}
 }
+
+// TestExtensionHostileAfterList: an invoke's after-observation is the
+// page's, within the client's 1 MiB. The panel folds it into the records
+// it shows; it once looked each reported record up in every record of
+// the last description, so 30,000 records described and 30,000 changes
+// reported (about 1 MB in all) froze the panel for minutes, O(n·m). The
+// panel's thread now never stops for long, and the change to a shown
+// record is shown.
+func TestExtensionHostileAfterList(t *testing.T) {
+	b := startExtensionBrowser(t)
+	pageURL := hostilePage(siteURL, "afterflood", 30000)
+	b.openTab(t, pageURL)
+	panel := b.openPanel(t, pageURL)
+	waitConnected(t, panel)
+	selectCapability(t, panel, "notes.add")
+	typeInto(t, panel, "ext-field-note", "folded")
+	// The longest the panel's thread went without running a timer.
+	evalPage[bool](t, panel, `(() => {
+		let last = performance.now();
+		window.__gap = 0;
+		setInterval(() => { const now = performance.now(); window.__gap = Math.max(window.__gap, now - last); last = now; }, 20);
+		return true;
+	})()`)
+	if got := invokeFromPanel(t, panel); got.Outcome != "success" {
+		t.Fatalf("notes.add: %+v", got)
+	}
+	waitPage(t, panel, `document.querySelector('[data-testid="ext-record-row-R-1"] dd[data-field="note"]').textContent === "folded"`)
+	time.Sleep(100 * time.Millisecond)
+	if gap := evalPage[float64](t, panel, `window.__gap`); gap > 1000 {
+		t.Errorf("the panel's thread stopped for %.0f ms while it read the changes", gap)
+	}
+}

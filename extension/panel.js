@@ -777,19 +777,29 @@ function showAfter(after) {
   box.hidden = false;
 }
 
-// applyAfter folds the reported changes into what the panel shows, so the
-// records and state stay current without describing again.
+// applyAfter folds the reported changes into what the panel shows (the
+// records of the page shown, and the state), so they stay current without
+// describing again. The page sets how many changes it reports, so each is
+// looked up by id, once: the work grows with the reply, never with the
+// reply times the records described.
 function applyAfter(after) {
   const c = state.description && state.description.context;
   if (!c) return;
+  const shown = new Map();
+  state.records.list = state.records.list.map((rec) => {
+    // Fields are keyed by the page's names: no prototype, so __proto__ is a field.
+    const copy = { ...rec, fields: Object.assign(Object.create(null), rec.fields) };
+    if (!shown.has(rec.id)) shown.set(rec.id, copy);
+    return copy;
+  });
+  const removed = new Set();
   for (const r of after.records || []) {
-    for (const list of [c.records ?? [], state.records.list]) {
-      const i = list.findIndex((x) => x.id === r.id);
-      if (i < 0) continue;
-      if (r.removed) list.splice(i, 1);
-      else list[i] = { ...list[i], fields: { ...(list[i].fields || {}), ...(r.fields || {}) } };
-    }
+    const rec = shown.get(r.id);
+    if (!rec) continue;
+    if (r.removed) removed.add(rec);
+    else Object.assign(rec.fields, r.fields);
   }
+  if (removed.size > 0) state.records.list = state.records.list.filter((rec) => !removed.has(rec));
   if (after.state) c.state = { ...c.state, ...after.state };
   renderRecords();
   renderContext();

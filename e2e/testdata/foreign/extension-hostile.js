@@ -41,6 +41,12 @@
         return { capabilities: [noteCap, { id: "form.names", effect: "write", approval: "none",
           inputSchema: JSON.parse(`{"type": "object", "properties": {"note": {"type": "string"}, "append": {"type": "string"},
             "querySelectorAll": {"type": "string"}, "replaceChildren": {"type": "string"}, "__proto__": {"type": "string"}}}`) }], context: context() };
+      case "afterflood":
+        // n records beside R-1; an invoke reports n changes to records the
+        // panel does not show, then one to R-1.
+        return { capabilities: [noteCap], context: context({
+          records: [{ id: "R-1", fields: { note: "first" } }, ...Array.from({ length: n }, (_, i) => ({ id: `F-${i}` }))],
+          recordIds: ["R-1"], recordsTotal: n + 1 }) };
       case "huge":
         return { capabilities: [noteCap], context: context({ state: { blob: "x".repeat(n) } }) };
       default:
@@ -63,6 +69,11 @@
         const until = Date.now() + n;
         while (Date.now() < until) {}
         return undefined;
+      }
+      if (mode === "afterflood") {
+        const records = Array.from({ length: n }, (_, i) => ({ id: `G-${i}` }));
+        records.push({ id: "R-1", fields: { note: env.input.note } });
+        return { protocol: PROTOCOL, id: env.id, ok: true, result: { title: "done" }, after: { records } };
       }
       // On the window a script of the page answers first, with a forgery.
       const title = via === "window" ? "done (forged by a page script)" : "done";
