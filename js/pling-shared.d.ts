@@ -35,7 +35,7 @@ export interface HTTPAdapterOptions {
   headers?: Record<string, string>;
   /** Default "same-origin": the backend reads its own session cookie. */
   credentials?: RequestCredentials;
-  /** Default globalThis.fetch. */
+  /** Default globalThis.fetch as it was when the surface's module was evaluated. An answer that is not a Response needs its own status and text. */
   fetch?: typeof fetch;
 }
 

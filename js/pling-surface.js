@@ -94,6 +94,12 @@ const portClose = capturedMethod(globalThis.MessagePort, "close");
 const portStart = capturedMethod(globalThis.MessagePort, "start");
 const TextEncoderCtor = globalThis.TextEncoder;
 const TextDecoderCtor = globalThis.TextDecoder;
+const responseStatusOf = capturedGetter(globalThis.Response, "status");
+const responseText = capturedMethod(globalThis.Response, "text");
+const AbortControllerCtor = globalThis.AbortController;
+const abortSignalOf = capturedGetter(globalThis.AbortController, "signal");
+const abortController = capturedMethod(globalThis.AbortController, "abort");
+const FETCH = globalThis.fetch;
 const textEncodeInto = capturedMethod(globalThis.TextEncoder, "encodeInto");
 const textDecode = capturedMethod(globalThis.TextDecoder, "decode");
 // The page's own window, when this module runs in one. window is an
@@ -200,22 +206,32 @@ function whenSettled(v, ok, fail) {
  * so a later script's Promise.prototype.then never sees the answer.
  */
 function settledText(v, map) {
+  const p = pending();
+  whenSettled(v, (x) => {
+    try {
+      p.resolve(map(x));
+    } catch (e) {
+      p.reject(e);
+    }
+  }, p.reject);
+  return p.promise;
+}
+
+/**
+ * A Promise with its resolve and reject. Its then and constructor are its
+ * own, so whoever awaits it (or Promise.resolve, as the kernel does) uses
+ * the original then, never a later script's.
+ */
+function pending() {
   let resolve;
   let reject;
-  const p = new PromiseCtor((res, rej) => {
+  const promise = new PromiseCtor((res, rej) => {
     resolve = res;
     reject = rej;
   });
-  whenSettled(v, (x) => {
-    try {
-      resolve(map(x));
-    } catch (e) {
-      reject(e);
-    }
-  }, reject);
-  defineProperty(p, "then", { __proto__: null, value: PromisePrototypeThen });
-  defineProperty(p, "constructor", { __proto__: null, value: PromiseCtor });
-  return p;
+  defineProperty(promise, "then", { __proto__: null, value: PromisePrototypeThen });
+  defineProperty(promise, "constructor", { __proto__: null, value: PromiseCtor });
+  return { __proto__: null, promise, resolve, reject };
 }
 
 /** A promise made here resolves with v without a then lookup on it: v has a then of its own. */
@@ -2009,12 +2025,20 @@ function positive(name, v, integer) {
   if (!ok) throw new TypeError(`${name} must be a positive ${integer ? "integer" : "number"}`);
 }
 
+// What it resolves with never passes through a Promise.race or a finally
+// that a later script could have replaced; a decision is a string or an
+// object without a prototype, so resolving with it looks up no then.
 function withTimeout(promise, ms, what) {
-  let timer;
-  const late = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`pling-shared: ${what} timed out after ${ms} ms`)), ms);
+  const out = pending();
+  const timer = setTimer(() => out.reject(new Error(`pling-shared: ${what} timed out after ${ms} ms`)), ms);
+  whenSettled(promise, (v) => {
+    clearTimer(timer);
+    out.resolve(v);
+  }, (e) => {
+    clearTimer(timer);
+    out.reject(e);
   });
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+  return out.promise;
 }
 
 // ---------------------------------------------------------------------------
@@ -2142,7 +2166,7 @@ export function indexedDBLimiter(options) {
           if (times.length < maxRequests) {
             times.push(now);
             store.put({ key: id, times, expires: now + windowMs });
-            done({ allowed: true });
+            done({ __proto__: null, allowed: true });
             return;
           }
           // The oldest admitted time leaves the window at oldest+windowMs. A
@@ -2150,7 +2174,7 @@ export function indexedDBLimiter(options) {
           // asks for more than one window of patience.
           let wait = times.reduce((a, t) => (t < a ? t : a), now) + windowMs - now;
           if (!(wait > 0 && wait <= windowMs)) wait = windowMs;
-          done({ allowed: false, retryAfterMs: Math.ceil(wait) });
+          done({ __proto__: null, allowed: false, retryAfterMs: Math.ceil(wait) });
         });
       });
       return withTimeout(run, timeoutMs, "the IndexedDB limiter");
@@ -2217,58 +2241,100 @@ export function applyShared(options) {
 
 /**
  * A limiter and a guard that POST to url: {"op":"allow"} and
- * {"op":"claim","requestId":...}. Options: timeoutMs (default 2000),
- * headers (a CSRF token, say), credentials (default "same-origin").
+ * {"op":"claim","requestId":...}. Options: timeoutMs (default 5000),
+ * headers (a CSRF token, say), credentials (default "same-origin"), fetch
+ * (default the page's fetch as it was when this module was evaluated).
+ *
+ * A script that runs after the surface loaded must not turn the backend's
+ * "replayed" into "claimed", or a refusal into an admission: the request
+ * body is written here, the Response is read through its original getter
+ * and method (a stand-in fetch's answer through its own status and text),
+ * the answer is parsed and checked in the callback that received it, and
+ * no Promise is awaited or resolved with an object a then could be planted
+ * on.
  */
 export function httpAdapter(url, options = {}) {
-  const { timeoutMs = DEFAULT_TIMEOUT_MS, headers = {}, credentials = "same-origin", fetch: fetchFn = globalThis.fetch } = options;
+  const { timeoutMs = DEFAULT_TIMEOUT_MS, headers = {}, credentials = "same-origin", fetch: fetchFn = FETCH } = options;
   if (typeof url !== "string" && !(url instanceof URL)) throw new TypeError("httpAdapter: url must be a string or a URL");
   positive("httpAdapter: timeoutMs", timeoutMs, false);
   if (typeof fetchFn !== "function") throw new TypeError("httpAdapter: no fetch");
   const target = String(url);
-  const fixedHeaders = { ...headers, "Content-Type": "application/json" };
+  const fixedHeaders = { __proto__: null, ...headers, "Content-Type": "application/json" };
 
-  // The whole exchange, body included, is bounded: the abort ends the
-  // request, and the race answers even if something ignores the abort.
-  function post(body) {
-    const ctrl = new AbortController();
-    return withTimeout(exchange(body, ctrl.signal), timeoutMs, target).finally(() => ctrl.abort());
-  }
-
-  async function exchange(body, signal) {
-    const res = await fetchFn(target, {
-      method: "POST",
-      headers: fixedHeaders,
-      body: jsonStringify(body),
-      credentials,
-      cache: "no-store",
-      redirect: "error",
-      signal,
-    });
-    if (!res || res.status !== 200) throw new Error(`pling-shared: ${target} answered ${res && res.status}`);
-    const value = jsonParse(await res.text());
-    if (value === null || typeof value !== "object" || Array.isArray(value)) throw new Error("pling-shared: malformed answer");
-    return value;
-  }
-
-  const only = (v, names) => objectKeys(v).every((k) => names.includes(k));
-  return freeze({
-    async allow() {
-      const v = await post({ op: "allow" });
-      if (v.allowed === true && only(v, ["allowed"])) return { allowed: true };
-      const ms = v.retryAfterMs;
-      if (v.allowed === false && only(v, ["allowed", "retryAfterMs"]) && typeof ms === "number" && numberIsFinite(ms) && ms > 0) {
-        return { allowed: false, retryAfterMs: ms };
+  // POSTs body (JSON text) and resolves with read(answer), read run on the
+  // parsed answer as it arrives. The whole exchange, body included, is
+  // bounded: the abort ends the request, and the time limit answers even if
+  // something ignores the abort.
+  function post(body, read) {
+    const answer = pending();
+    const fail = answer.reject;
+    const step = (f) => (x) => {
+      try {
+        f(x);
+      } catch (e) {
+        fail(e);
       }
-      throw new Error("pling-shared: malformed rate decision");
+    };
+    let ctrl;
+    step(() => {
+      ctrl = AbortControllerCtor !== undefined ? new AbortControllerCtor() : undefined;
+      const init = { __proto__: null, method: "POST", headers: fixedHeaders, body, credentials, cache: "no-store", redirect: "error" };
+      if (ctrl !== undefined) init.signal = abortSignalOf(ctrl);
+      whenSettled(fetchFn(target, init), step((res) => {
+        let status;
+        let real = false;
+        try {
+          status = responseStatusOf(res);
+          real = true;
+        } catch {
+          status = ownValue(res, "status"); // a stand-in's answer
+        }
+        if (status !== 200) throw new Error(`pling-shared: ${target} answered ${status}`);
+        const text = real ? responseText(res) : reflectApply(ownValue(res, "text"), res, []);
+        whenSettled(text, step((t) => {
+          if (typeof t !== "string") throw new Error("pling-shared: malformed answer");
+          const value = jsonParse(t);
+          if (value === null || typeof value !== "object" || isArray(value)) throw new Error("pling-shared: malformed answer");
+          answer.resolve(read(value));
+        }), fail);
+      }), fail);
+    })();
+    const out = withTimeout(answer.promise, timeoutMs, target);
+    const end = () => {
+      try {
+        if (ctrl !== undefined) abortController(ctrl);
+      } catch {
+        // nothing left to end
+      }
+    };
+    whenSettled(out, end, end);
+    return out;
+  }
+
+  return freeze({
+    allow() {
+      return post('{"op":"allow"}', (v) => {
+        const allowed = ownValue(v, "allowed");
+        const ms = ownValue(v, "retryAfterMs");
+        if (allowed === true && onlyMembers(v, ALLOWED)) return { __proto__: null, allowed: true };
+        if (allowed === false && onlyMembers(v, DENIED) && typeof ms === "number" && numberIsFinite(ms) && ms > 0) {
+          return { __proto__: null, allowed: false, retryAfterMs: ms };
+        }
+        throw new Error("pling-shared: malformed rate decision");
+      });
     },
-    async claim(_sessionId, requestId) {
-      const v = await post({ op: "claim", requestId: String(requestId) });
-      if ((v.claim === "claimed" || v.claim === "replayed") && only(v, ["claim"])) return v.claim;
-      throw new Error("pling-shared: malformed claim");
+    claim(_sessionId, requestId) {
+      return post('{"op":"claim","requestId":' + jsonStringify(String(requestId)) + "}", (v) => {
+        const claim = ownValue(v, "claim");
+        if ((claim === "claimed" || claim === "replayed") && onlyMembers(v, CLAIM)) return claim;
+        throw new Error("pling-shared: malformed claim");
+      });
     },
   });
 }
+const ALLOWED = freeze(["allowed"]);
+const DENIED = freeze(["allowed", "retryAfterMs"]);
+const CLAIM = freeze(["claim"]);
 
 /** The limiter of httpAdapter(url, options), for rateLimit.limiter. */
 export function httpLimiter(url, options) {

@@ -183,6 +183,109 @@ test("httpAdapter fails closed on errors, statuses, malformed answers and timeou
   }
 });
 
+// What a script that runs after the surface loaded patches to make the
+// backend's "replayed" read "claimed" and its refusal read as an admission.
+// Each swap leaves every other value alone. The adapters are made first,
+// as a page makes them; the patch comes later.
+const forgeText = (t) => (typeof t === "string" ? t.replace('"replayed"', '"claimed"').replace(/^\{"allowed":false.*\}$/, '{"allowed":true}') : t);
+const forgeValue = (v) => {
+  if (v === "replayed") return "claimed";
+  if (v !== null && typeof v === "object" && Object.hasOwn(v, "claim")) return { __proto__: null, claim: "claimed" };
+  if (v !== null && typeof v === "object" && v.allowed === false) return { __proto__: null, allowed: true };
+  return v;
+};
+const laterPatches = [
+  ["Object.prototype.then answers every decision", () => {
+    const then = function (ok) { ok(forgeValue(this)); };
+    Object.defineProperty(Object.prototype, "then", { configurable: true,
+      get() { return Object.hasOwn(this, "claim") || (Object.hasOwn(this, "allowed") && this.allowed === false) ? then : undefined; } });
+    return () => delete Object.prototype.then;
+  }],
+  ["Promise.race", () => {
+    const race = Promise.race;
+    const then = Promise.prototype.then;
+    Promise.race = function (ps) { return then.call(race.call(this, ps), forgeValue); };
+    return () => { Promise.race = race; };
+  }],
+  ["Promise.prototype.finally", () => {
+    const fin = Promise.prototype.finally;
+    const then = Promise.prototype.then;
+    Promise.prototype.finally = function (f) { return then.call(fin.call(this, f), forgeValue); };
+    return () => { Promise.prototype.finally = fin; };
+  }],
+  ["Promise.prototype.then", () => {
+    const then = Promise.prototype.then;
+    Promise.prototype.then = function (ok, fail) { return then.call(this, typeof ok === "function" ? (v) => ok(forgeValue(v)) : ok, fail); };
+    return () => { Promise.prototype.then = then; };
+  }],
+  ["Promise.prototype.constructor, so that await asks then", () => {
+    const then = Promise.prototype.then;
+    const ctor = Promise.prototype.constructor;
+    Promise.prototype.constructor = function () {};
+    Promise.prototype.then = function (ok, fail) { return then.call(this, typeof ok === "function" ? (v) => ok(forgeValue(v)) : ok, fail); };
+    return () => { Promise.prototype.then = then; Promise.prototype.constructor = ctor; };
+  }],
+  ["Response.prototype.text", () => {
+    const text = Response.prototype.text;
+    const then = Promise.prototype.then;
+    Response.prototype.text = function () { return then.call(text.call(this), forgeText); };
+    return () => { Response.prototype.text = text; };
+  }],
+  ["Array.prototype.includes and every, with an extra member in the answer", () => {
+    const { includes, every } = Array.prototype;
+    Array.prototype.includes = function (v) { return v === "forged" || includes.call(this, v); };
+    Array.prototype.every = function (f) { return every.call(this, (x, ...r) => x === "forged" || f(x, ...r)); };
+    return () => { Array.prototype.includes = includes; Array.prototype.every = every; };
+  }, '"forged":1,'],
+];
+
+test("httpAdapter: a later script's patched built-ins cannot turn the backend's answer", async ({ api }) => {
+  assert(typeof Response === "function", "this runtime has no Response: the test would prove nothing");
+  const registry = api.defineRegistry({ version: 1, actions: [{
+    id: "orders.search", description: "Search", effect: "read", approval: "none",
+    inputSchema: { type: "object", properties: { query: { type: "string" } }, additionalProperties: false },
+  }] });
+  // Each row runs against a backend whose claims of an id after the first
+  // are "replayed" and which admits three requests; extra goes into every
+  // answer. A surface's first call comes before the patch, as a page that
+  // has been in use; what the later calls get is compared with a run where
+  // nothing was patched (a toJSON planted on Object.prototype makes the
+  // executor's result unreadable: INTERNAL_ERROR where it ran).
+  const run = async (patch, extra) => {
+    const claimed = new Set();
+    let admitted = 0;
+    const fetch = async (url, init) => {
+      const body = JSON.parse(init.body);
+      const text = body.op === "allow"
+        ? (++admitted <= 3 ? "{" + extra + '"allowed":true}' : "{" + extra + '"allowed":false,"retryAfterMs":1500}')
+        : "{" + extra + (claimed.has(body.requestId) ? '"claim":"replayed"}' : (claimed.add(body.requestId), '"claim":"claimed"}'));
+      return new Response(text, { status: 200 });
+    };
+    const { surface, execs } = page(api, { registry, rateLimit: { limiter: httpLimiter("/s", { fetch }) }, replay: { guard: httpGuard("/s", { fetch }) } });
+    const got = [];
+    const call = async (id) => {
+      const r = await surface.handle(invoke(id));
+      got.push(r.ok ? "ok" : r.error.code === "INTERNAL_ERROR" && execs.includes(id) ? "ok" : r.error.code);
+    };
+    await call("warm");
+    const restore = patch();
+    try {
+      for (const id of ["dup", "dup", "x", "y"]) await call(id);
+    } finally {
+      restore();
+    }
+    surface.close();
+    return { got, execs };
+  };
+  const clean = await run(() => () => {}, "");
+  eq(clean, { got: ["ok", "ok", "REPLAY_DETECTED", "RATE_LIMITED", "RATE_LIMITED"], execs: ["warm", "dup"] }, "nothing patched");
+  const cleanExtra = await run(() => () => {}, '"forged":1,');
+  eq(cleanExtra.execs, [], "nothing patched, answers with an extra member");
+  for (const [name, patch, extra = ""] of laterPatches) {
+    eq(await run(patch, extra), extra ? cleanExtra : clean, name);
+  }
+});
+
 test("httpAdapter checks its options", () => {
   throwsType(() => httpAdapter(42), "url as a number");
   throwsType(() => httpAdapter("/s", { timeoutMs: 0 }), "zero timeout");
