@@ -588,3 +588,43 @@ func TestExtensionHostileAfterList(t *testing.T) {
 		t.Errorf("the panel's thread stopped for %.0f ms while it read the changes", gap)
 	}
 }
+
+// TestExtensionHostileDeepJSON: the panel shows the page's state and the
+// reply envelope as indented JSON, cut at 20,000 characters. Indentation
+// grows with depth, so 4,000 arrays nested 118 deep, under 1 MB and within
+// the client's bounds, are 130 million characters indented: the panel
+// once wrote all of them before cutting, for seconds on its thread. It
+// now stops writing at the cut.
+func TestExtensionHostileDeepJSON(t *testing.T) {
+	b := startExtensionBrowser(t)
+	pageURL := hostilePage(siteURL, "deep", 4000)
+	b.openTab(t, pageURL)
+	panel := b.openPanel(t, pageURL)
+	waitConnected(t, panel)
+	evalPage[bool](t, panel, `(() => {
+		let last = performance.now();
+		window.__gap = 0;
+		setInterval(() => { const now = performance.now(); window.__gap = Math.max(window.__gap, now - last); last = now; }, 20);
+		return true;
+	})()`)
+	// Described again with the clock running, then invoked.
+	evalPage[bool](t, panel, `(document.querySelector('[data-testid="ext-state"]').textContent = "", true)`)
+	click(t, panel, "ext-describe")
+	waitPage(t, panel, `document.querySelector('[data-testid="ext-state"]').textContent.length > 0`)
+	selectCapability(t, panel, "notes.add")
+	typeInto(t, panel, "ext-field-note", "deep")
+	if got := invokeFromPanel(t, panel); got.Outcome != "success" {
+		t.Fatalf("notes.add: %+v", got)
+	}
+	time.Sleep(100 * time.Millisecond)
+	texts := evalPage[[]string](t, panel, `[document.querySelector('[data-testid="ext-state"]').textContent, document.querySelector('[data-testid="ext-response"]').textContent]`)
+	for i, text := range texts {
+		// 20,000 characters of JSON, each line break shown as a mark.
+		if len(text) > 200000 || !strings.Contains(text, `"deep": [`) || !strings.Contains(text, "more characters") {
+			t.Errorf("shown text %d: %d characters, starting %q", i, len(text), short(text))
+		}
+	}
+	if gap := evalPage[float64](t, panel, `window.__gap`); gap > 1000 {
+		t.Errorf("the panel's thread stopped for %.0f ms while it showed the page's JSON", gap)
+	}
+}

@@ -97,17 +97,56 @@ function pageCode(value, max = TEXT.id) {
   return el("code", {}, pageText(value, max));
 }
 
-// safeJSON is JSON text of a value, cut at max characters.
-function safeJSON(v, max, indent) {
-  let text;
+// safeJSON is JSON text of a value (as JSON.stringify writes it), cut at
+// max characters. It stops writing at the cut rather than cutting what it
+// wrote: indentation grows with depth, so a reply within the client's
+// bounds (1 MiB, 128 levels) can be over a hundred million characters
+// indented, seconds of the panel's thread.
+function safeJSON(v, max, indent = 0) {
+  if (v === undefined || typeof v === "function" || typeof v === "symbol") return String(v);
+  const step = " ".repeat(indent);
+  const nl = indent ? "\n" : "";
+  const colon = indent ? ": " : ":";
+  let text = "";
+  const put = (s) => {
+    text += s;
+    if (text.length > max) throw CUT;
+  };
+  const write = (x, pad) => {
+    if (x === null || typeof x !== "object") {
+      const s = JSON.stringify(x);
+      put(s === undefined ? "null" : s);
+      return;
+    }
+    const inner = pad + step;
+    const array = Array.isArray(x);
+    put(array ? "[" : "{");
+    let first = true;
+    const item = (key, value) => {
+      put((first ? nl : "," + nl) + inner);
+      first = false;
+      if (key !== undefined) put(JSON.stringify(key) + colon);
+      write(value, inner);
+    };
+    if (array) for (let i = 0; i < x.length; i++) item(undefined, x[i]);
+    else {
+      for (const k of Object.keys(x)) {
+        const e = x[k];
+        if (e !== undefined && typeof e !== "function" && typeof e !== "symbol") item(k, e);
+      }
+    }
+    if (!first) put(nl + pad);
+    put(array ? "]" : "}");
+  };
   try {
-    text = JSON.stringify(v, null, indent);
-  } catch {
-    text = String(v);
+    write(v, "");
+    return text;
+  } catch (err) {
+    if (err !== CUT) return String(v);
+    return `${text.slice(0, max)}… (cut at ${max} characters)`;
   }
-  if (text === undefined) text = String(v);
-  return text.length > max ? `${text.slice(0, max)}… (${text.length - max} more characters)` : text;
 }
+const CUT = Symbol("cut");
 
 // The panel's own words for the values the protocol defines. A value
 // outside these sets gets no badge; it is shown as the page's words.

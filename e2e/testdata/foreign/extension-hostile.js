@@ -16,6 +16,15 @@
   const noteCap = { id: "notes.add", description: "Adds a note", effect: "write", approval: "none",
     inputSchema: { type: "object", properties: { note: { type: "string", maxLength: 80 } }, required: ["note"] } };
 
+  function chains() {
+    const one = () => {
+      let v = [];
+      for (let i = 0; i < 118; i++) v = [v];
+      return v;
+    };
+    return Array.from({ length: n }, one);
+  }
+
   function description() {
     switch (mode) {
       case "bidi":
@@ -47,6 +56,10 @@
         return { capabilities: [noteCap], context: context({
           records: [{ id: "R-1", fields: { note: "first" } }, ...Array.from({ length: n }, (_, i) => ({ id: `F-${i}` }))],
           recordIds: ["R-1"], recordsTotal: n + 1 }) };
+      case "deep":
+        // n arrays nested 118 deep: within the client's bounds (1 MiB,
+        // depth 128), and more than a hundred times larger indented.
+        return { capabilities: [noteCap], context: context({ state: { deep: chains() } }) };
       case "huge":
         return { capabilities: [noteCap], context: context({ state: { blob: "x".repeat(n) } }) };
       default:
@@ -70,6 +83,7 @@
         while (Date.now() < until) {}
         return undefined;
       }
+      if (mode === "deep") return { protocol: PROTOCOL, id: env.id, ok: true, result: { title: "done", deep: chains() } };
       if (mode === "afterflood") {
         const records = Array.from({ length: n }, (_, i) => ({ id: `G-${i}` }));
         records.push({ id: "R-1", fields: { note: env.input.note } });
