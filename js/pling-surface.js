@@ -479,75 +479,106 @@ function valueOf(x) {
   return typeof x === "function" ? x() : x;
 }
 
+/**
+ * A part of a registry spec: spec[name] when the spec holds it itself (its
+ * own getter runs), else undefined, so that a member a later script puts on
+ * Object.prototype (feedback, state, ids, ...) is never read as the page's.
+ */
+function part(spec, name) {
+  return hasOwn(spec, name) ? valueOf(spec[name]) : undefined;
+}
+
 function isLazySource(r) {
   return r !== null && typeof r === "object" && !isArray(r) &&
     typeof r.count === "function" && typeof r.slice === "function" && typeof r.get === "function";
 }
 
 /**
+ * The ids of rows, read by index (no map, no iterator a later script could
+ * replace). push is read-only in a page, and an index setter on
+ * Array.prototype fails the call (see prototypesTampered).
+ */
+function idsOf(rows, max) {
+  const out = [];
+  const n = isArray(rows) ? (rows.length < max ? rows.length : max) : 0;
+  for (let i = 0; i < n; i++) out.push(rows[i] && rows[i].id);
+  return out;
+}
+
+/**
  * Builds a registry from plain parts. Each part is a value or a function
  * returning it; records is an array or a lazy source
  * { count(), slice(offset, limit), get(id), ids?(max) } so that a large
- * table is read by its window only.
+ * table is read by its window only. Only the spec's own members are parts,
+ * and the view is read with the built-ins captured at load.
  */
 export function defineRegistry(spec) {
   if (spec === null || typeof spec !== "object") throw new TypeError("defineRegistry needs an object");
   const registry = {
     actions() {
-      const a = valueOf(spec.actions);
+      const a = part(spec, "actions");
       return a === undefined ? [] : a;
     },
     view(query) {
-      const view = {
-        route: valueOf(spec.route),
-        regions: valueOf(spec.regions),
-        state: valueOf(spec.state),
-        feedback: valueOf(spec.feedback),
-        unavailable: valueOf(spec.unavailable),
-      };
-      const source = valueOf(spec.records);
-      const ids = query.ids;
-      const max = query.maxRecordIds;
+      const route = part(spec, "route");
+      const regions = part(spec, "regions");
+      const state = part(spec, "state");
+      const feedback = part(spec, "feedback");
+      const unavailable = part(spec, "unavailable");
+      const ids = ownValue(query, "ids");
+      const offset = ownValue(query, "offset");
+      const limit = ownValue(query, "limit");
+      const max = ownValue(query, "maxRecordIds");
+      const source = part(spec, "records");
       let records = [];
       let recordIds = [];
       let total = 0;
       if (isArray(source)) {
         total = source.length;
         if (ids !== undefined) {
-          const wanted = new Set(ids);
-          for (let i = 0; i < source.length && records.length < wanted.size; i++) {
+          const wanted = new MapCtor();
+          for (let i = 0; i < ids.length; i++) mapSet(wanted, ids[i], true);
+          for (let i = 0; i < source.length && records.length < mapSize(wanted); i++) {
             const r = source[i];
-            if (r && wanted.has(r.id)) records.push(r);
+            if (r && mapGet(wanted, r.id) === true) records.push(r);
           }
-        } else if (query.limit > 0) {
-          records = source.slice(query.offset, query.offset + query.limit);
+        } else if (limit > 0) {
+          const end = offset + limit < total ? offset + limit : total;
+          for (let i = offset; i < end; i++) records.push(source[i]);
         }
-        const n = Math.min(total, max);
-        for (let i = 0; i < n; i++) recordIds.push(source[i] && source[i].id);
+        recordIds = idsOf(source, max);
       } else if (isLazySource(source)) {
         total = source.count();
         if (ids !== undefined) {
-          for (const id of ids) {
-            const r = source.get(id);
+          for (let i = 0; i < ids.length; i++) {
+            const r = source.get(ids[i]);
             if (r) records.push(r);
           }
-        } else if (query.limit > 0) {
-          records = source.slice(query.offset, query.limit);
+        } else if (limit > 0) {
+          records = source.slice(offset, limit);
         }
-        recordIds = typeof source.ids === "function"
-          ? source.ids(max)
-          : source.slice(0, max).map((r) => r.id);
+        recordIds = typeof source.ids === "function" ? source.ids(max) : idsOf(source.slice(0, max), max);
       } else if (source !== undefined && source !== null) {
         throw new TypeError("registry records must be an array or a lazy source { count, slice, get }");
       }
-      view.records = records;
-      view.recordIds = recordIds;
-      view.recordIdsTotal = total;
-      view.recordsTotal = total;
-      return view;
+      // One literal: defined, never assigned, so no setter on
+      // Object.prototype takes a member away.
+      return {
+        route,
+        regions,
+        state,
+        feedback,
+        unavailable,
+        records,
+        recordIds,
+        recordIdsTotal: total,
+        recordsTotal: total,
+      };
     },
   };
-  if (spec.version !== undefined) registry.version = () => valueOf(spec.version);
+  if (hasOwn(spec, "version") && spec.version !== undefined) {
+    defineProperty(registry, "version", { __proto__: null, value: () => part(spec, "version"), writable: true, enumerable: true, configurable: true });
+  }
   return registry;
 }
 
