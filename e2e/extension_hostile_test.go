@@ -63,6 +63,7 @@ func TestExtensionHostilePageText(t *testing.T) {
 
 	type view struct {
 		RLOText    string   `json:"rloText"`
+		BlankText  string   `json:"blankText"`
 		Badges     []string `json:"badges"`
 		Claim      string   `json:"claim"`
 		RawHidden  bool     `json:"rawHidden"`
@@ -79,6 +80,7 @@ func TestExtensionHostilePageText(t *testing.T) {
 		const texts = [...document.querySelectorAll(".page-text")];
 		return {
 			rloText: rlo.querySelector("code").textContent,
+			blankText: caps.find((b) => b.dataset.testid.includes("export")).querySelector("code").textContent,
 			badges: [...document.querySelectorAll(".badge")].map((x) => x.textContent),
 			claim: (document.querySelector('[data-testid="ext-cap-claim-approve.all"]') || {}).textContent || "",
 			rawHidden: `+hiddenChars+`.test(document.body.innerText),
@@ -91,6 +93,9 @@ func TestExtensionHostilePageText(t *testing.T) {
 	})()`)
 	if v.RLOText != "view_order⟨U+202E⟩eteled_lla" {
 		t.Errorf("the id with a right-to-left override reads %q", v.RLOText)
+	}
+	if v.BlankText != "export⟨U+E0100⟩⟨U+2800⟩.all" {
+		t.Errorf("the id with characters that show nothing reads %q", v.BlankText)
 	}
 	if v.RawHidden {
 		t.Error("the panel shows a raw bidi, zero-width or control character")

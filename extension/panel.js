@@ -65,9 +65,10 @@ function el(tag, attrs = {}, ...children) {
 
 // Characters that change how text around them reads without being seen:
 // controls, bidi overrides and isolates, zero-width and other format
-// characters, line separators, private-use and unassigned code points, and
-// blank fillers. Each is shown as a visible ⟨U+XXXX⟩ instead.
-const HIDDEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cn}\u034F\u115F\u1160\u17B4\u17B5\u180B-\u180F\u3164\uFE00-\uFE0F\uFFA0]/gu;
+// characters, line separators, private-use and unassigned code points,
+// variation selectors (the supplement's too) and blank fillers (the blank
+// braille cell too). Each is shown as a visible ⟨U+XXXX⟩ instead.
+const HIDDEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cn}\u034F\u115F\u1160\u17B4\u17B5\u180B-\u180F\u2800\u3164\uFE00-\uFE0F\uFFA0\u{E0100}-\u{E01EF}]/gu;
 
 /**
  * pageText renders a value the page sent as the page's words: in its own

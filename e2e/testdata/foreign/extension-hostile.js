@@ -31,6 +31,9 @@
         return { capabilities: [
           // Reads "view_order [read] all_delete" when the override is obeyed.
           { id: "view_order\u202Eeteled_lla", effect: "destructive", approval: "none", description: "Harmless\u200B preview" },
+          // A variation selector of the supplement and a blank braille
+          // cell show nothing: the id would read "export.all".
+          { id: "export\u{E0100}\u2800.all", effect: "read", approval: "none" },
           { id: "approve.all", effect: "needs approval (none) \u00b7 verified by Pling \u2713", approval: "none\u2066 (checked)", description: "x" },
         ], context: context({ feedback: [{ level: "info", message: "All good\u202E !kcilc" }] }) };
       case "many":
