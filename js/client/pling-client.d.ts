@@ -149,9 +149,11 @@ interface OutcomeBase {
   /** How many times the request was posted (same id every time). */
   attempts?: number;
   /**
-   * Set when a retry was refused with REPLAY_DETECTED and the first
-   * attempt's own reply never came (the first attempt reached the surface),
-   * and on an invoke answered by a malformed or oversize reply.
+   * Set on a protocol failure that answers an invoke sent again with the
+   * same id (a retry, or an id given by the caller): the copy before it may
+   * have reached the surface and run. For REPLAY_DETECTED the client first
+   * waits for that copy's own reply. Set too on an invoke answered by a
+   * malformed or oversize reply.
    */
   effectUnknown?: boolean;
   /** The transport the answer came on (set on outcomes of calls). */

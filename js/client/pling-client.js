@@ -809,12 +809,16 @@ class SurfaceClient {
         const via = { transport: this.#transport.kind, forgeable: !this.#transport.private };
         const askedChanged = isObject(envelope.input) && envelope.input.capabilities === "changed";
         const outcome = { ...classify(message, envelope.method, { id: envelope.id, app: this.app, askedChanged }), ...via };
-        if (isInvoke && (resent || call.attempts > 1) && outcome.kind === "protocol-error" && outcome.error.code === "REPLAY_DETECTED") {
+        const retried = isInvoke && (resent || call.attempts > 1);
+        if (retried && outcome.kind === "protocol-error" && outcome.error.code === "REPLAY_DETECTED") {
           // The refusal answers a retry; the first attempt may still answer
           // with its real result (same id), so wait for it until the timer.
           call.fallback = outcome;
           return;
         }
+        // Any other refusal of a copy sent again says nothing about the
+        // copy before it, which may have reached the page and run.
+        if (retried && outcome.kind === "protocol-error") outcome.effectUnknown = true;
         call.settle(freeze({ ...outcome, attempts: call.attempts }));
       };
       call.onEnd = (err) => call.settle(null, this.#copyEnd(envelope, call.attempts, err));

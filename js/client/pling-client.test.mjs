@@ -295,6 +295,34 @@ describe("request ids", () => {
     c.close();
   });
 
+  test("a retry refused for any other reason also leaves the first attempt's effect unknown", async () => {
+    // The first copy reaches the page and may run; its reply is lost. The
+    // copy sent again is refused (the budget is spent, the session was
+    // revoked in between): that says nothing about the first, which the
+    // Go client reads the same way.
+    for (const code of ["RATE_LIMITED", "SESSION_REVOKED", "CAPABILITY_NOT_EXPOSED"]) {
+      const win = new FakeWindow();
+      const ids = new Set(); // the first copy of each id is lost
+      const s = fakeSurface(win, { handler: (env) => (ids.has(env.id) ? fail(env.id, code) : void ids.add(env.id)) });
+      const c = await connect(portOpts(win));
+      const out = await c.invoke("orders.search", {}, { timeoutMs: 30, retries: 1 });
+      assert.equal(out.error.code, code);
+      assert.equal(out.effectUnknown, true, `${code} answering the second attempt`);
+      assert.equal(out.attempts, 2);
+      const err = await rejectsWith(c.invoke("orders.search", { q: "x" }, { timeoutMs: 30 }), ClientErrorCode.TIMEOUT);
+      const again = await c.retry(err.request, { timeoutMs: 30 });
+      assert.equal(again.effectUnknown, true, `${code} answering retry(error.request)`);
+      assert.equal(s.seen.length, 4);
+      c.close();
+    }
+    // A refusal of the only attempt is still one that nothing ran behind.
+    const win = new FakeWindow();
+    fakeSurface(win, { handler: (env) => fail(env.id, "RATE_LIMITED") });
+    const c = await connect(portOpts(win));
+    assert.equal((await c.invoke("orders.search", {})).effectUnknown, undefined);
+    c.close();
+  });
+
   test("a used id is refused for another intent, and nothing is sent", async () => {
     const win = new FakeWindow();
     const s = fakeSurface(win);
