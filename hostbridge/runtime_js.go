@@ -61,6 +61,10 @@ func NewRuntime() js.Value {
 		o.Set("fastEntries", st.FastEntries)
 		return o
 	}, nil).Value)
+	// Frozen before the page can see it: a later script that replaced
+	// create would be handed each surface's host, to swap its session
+	// getter or read its buffers.
+	e.object.Call("freeze", rt)
 	return rt
 }
 

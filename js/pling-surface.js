@@ -1170,8 +1170,21 @@ const entriesOf = new WeakMap(); // Go object -> entries
 // released then.
 const RESUME_EVERY = 256;
 
+/**
+ * Makes the methods of go's class read-only. wasm_exec.js calls
+ * go._resume() through the class's prototype whenever the page calls a
+ * function of the runtime (create, stats): a later script replacing it
+ * would be handed the Go object, and with it the module's memory, its
+ * exports and every JS value the kernel holds (each surface's host).
+ */
+function sealGo(go) {
+  const proto = getPrototypeOf(go);
+  if (proto !== null && proto !== ObjectPrototype && hasOwn(proto, "_resume")) freeze(proto);
+}
+
 function makeEntries(go, runtime) {
   if (go === null || typeof go !== "object") return undefined;
+  sealGo(go);
   const known = entriesOf.get(go);
   if (known !== undefined) return known.key === runtime.entryKey ? known : undefined;
   const exports = go._inst && go._inst.exports;
@@ -2420,6 +2433,7 @@ async function startRuntime(options) {
   }
   if (typeof globalThis.Go !== "function") throw new Error(`loadSurface: ${wasmExecURL} did not define Go`);
   const go = new globalThis.Go();
+  sealGo(go);
   const instance = await instantiate(wasmURL, go.importObject, fetched);
   let signal;
   const ready = new Promise((resolve) => {

@@ -1247,6 +1247,48 @@ test("a private channel's session getter is reached through the exports", ({ api
   }
 }));
 
+test("a later script reaches neither the Go object nor the hosts through wasm_exec.js or the runtime", async ({ api, runtime, go }) => {
+  // The Go object holds the module's memory and exports and every JS value
+  // the kernel holds (each surface's host: its buffers, reply, session).
+  // wasm_exec.js calls go._resume() through Go.prototype whenever the page
+  // calls a function of the runtime; the runtime is a global, and
+  // createSurface hands its host to runtime.create.
+  const proto = Object.getPrototypeOf(go);
+  const { create } = runtime;
+  const resume = proto._resume;
+  const got = { go: 0, hosts: 0 };
+  const patch = (obj, name, value) => {
+    try {
+      obj[name] = value;
+    } catch {
+      // read-only: what the surface wants
+    }
+  };
+  patch(proto, "_resume", function () {
+    if (this === go) got.go++;
+    return resume.call(this);
+  });
+  patch(runtime, "create", function (host, config) {
+    got.hosts++;
+    // A forged session in the kernel's buffer, in place of the page's.
+    host.session = () => new TextEncoder().encodeInto(JSON.stringify(session({ agentId: "agent-evil", sessionId: "evil" })), host.io).written;
+    return create.call(this, host, config);
+  });
+  const events = [];
+  try {
+    runtime.stats();
+    const { surface } = page(api, { session: () => session(), onAudit: (e) => events.push(e) });
+    const r = await surface.handle(invokeReq("g1", "orders.search", { q: "x" }));
+    eq(r.ok, true, "invoke");
+    surface.close();
+  } finally {
+    if (proto._resume !== resume) proto._resume = resume;
+    if (runtime.create !== create) runtime.create = create;
+  }
+  eq(events.map((e) => e.agentId), ["agent-1"], "the session the kernel saw");
+  eq(got, { go: 0, hosts: 0 }, "what the later script reached");
+});
+
 test("without the Go object, or with another module's, fromRuntime refuses", async ({ mod, runtime, go }) => {
   const foreign = {
     _inst: { exports: {
