@@ -1748,13 +1748,15 @@ function bind(runtime, entries) {
       }
       let answer;
       try {
-        const out = await new Promise((resolve) => {
-          const done = (out) => resolve(lane.texts(out)[0]);
-          const n = text === undefined ? -1 : lane.toEntry(text);
-          if (typeof n !== "number") {
-            resolve(DESCRIBE_TOO_LARGE);
-            return;
-          }
+        // The captured Promise, with its own then and constructor: the
+        // await asks neither a later script's Promise nor its prototype.
+        const p = pending();
+        const resolve = p.resolve;
+        const done = (out) => resolve(lane.texts(out)[0]);
+        const n = text === undefined ? -1 : lane.toEntry(text);
+        if (typeof n !== "number") {
+          resolve(DESCRIBE_TOO_LARGE);
+        } else {
           const token = nextToken();
           mapSet(replies, token, done);
           let taken = false;
@@ -1764,7 +1766,8 @@ function bind(runtime, entries) {
             if (!taken) mapDelete(replies, token);
           }
           if (!taken) resolve(undefined);
-        });
+        }
+        const out = await p.promise;
         answer = jsonParse(out);
       } catch {
         throw protocolError("INTERNAL_ERROR", "internal error");

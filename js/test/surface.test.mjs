@@ -513,6 +513,44 @@ test("describe: session errors, protocol errors and a promised session", async (
   promised.close();
 });
 
+test("a later script's Promise neither reads nor rewrites what describe() answers the page", async ({ api }) => {
+  const { surface } = page(api);
+  const want = await surface.describe({ limit: 1 });
+  const RealPromise = Promise;
+  const { then, constructor } = Promise.prototype;
+  const seen = [];
+  const forge = (v) => {
+    if (typeof v !== "string" || !v.includes('"route":"/orders"')) return v;
+    seen.push(v);
+    return v.replace('"route":"/orders"', '"route":"/forged"');
+  };
+  const patches = [
+    ["window.Promise", () => {
+      globalThis.Promise = class extends RealPromise {
+        constructor(ex) { super((res, rej) => ex((v) => res(forge(v)), rej)); }
+      };
+      return () => { globalThis.Promise = RealPromise; };
+    }],
+    ["Promise.prototype.constructor and then, which await then asks", () => {
+      Promise.prototype.constructor = function () {};
+      Promise.prototype.then = function (ok, fail) { return then.call(this, typeof ok === "function" ? (v) => ok(forge(v)) : ok, fail); };
+      return () => { Promise.prototype.then = then; Promise.prototype.constructor = constructor; };
+    }],
+  ];
+  for (const [name, patch] of patches) {
+    const restore = patch();
+    let got;
+    try {
+      got = await surface.describe({ limit: 1 });
+    } finally {
+      restore();
+    }
+    eq(got, want, name);
+    eq(seen.length, 0, `${name}: texts the patch read`);
+  }
+  surface.close();
+});
+
 test("defineRegistry reads a 100,000-row lazy source by its window only", async ({ api }) => {
   const calls = { count: 0, slice: [], get: [], ids: [] };
   const row = (i) => ({ id: `R-${i}`, kind: "order", fields: { n: i } });
