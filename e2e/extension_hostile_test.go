@@ -633,3 +633,36 @@ func TestExtensionHostileDeepJSON(t *testing.T) {
 		t.Errorf("the panel's thread stopped for %.0f ms while it showed the page's JSON", gap)
 	}
 }
+
+// TestExtensionHostileCodes: a protocol failure's code is the page's
+// string. It must not reach the panel's own words: the status line once
+// took a paging refusal's code raw and whole (an override and 5,000
+// characters written as the panel's status), and the outcome's hint was
+// looked up by the code, so "constructor" showed the source of Object as
+// the panel's hint.
+func TestExtensionHostileCodes(t *testing.T) {
+	b := startExtensionBrowser(t)
+	pageURL := hostilePage(siteURL, "codes", 0)
+	b.openTab(t, pageURL)
+	panel := b.openPanel(t, pageURL)
+	waitConnected(t, panel)
+
+	click(t, panel, "ext-records-next")
+	waitPage(t, panel, `document.querySelector('[data-testid="ext-status"]').dataset.state === "error"`)
+	status := evalPage[[]string](t, panel, `(() => { const s = document.querySelector('[data-testid="ext-status"]'); return [s.textContent, String(`+hiddenChars+`.test(s.textContent)), String(s.querySelectorAll(".page-text").length)]; })()`)
+	if len(status[0]) > 300 || status[1] != "false" || status[2] != "0" || strings.Contains(status[0], "Connected to the page") {
+		t.Errorf("status after a refused page of records: %q (%d characters), hidden %s, page texts %s", short(status[0]), len(status[0]), status[1], status[2])
+	}
+	if got := panelOutcome(t, panel); !strings.Contains(got.Text, "⟨U+202E⟩Connected") || !strings.Contains(got.Text, "more characters") {
+		t.Errorf("the refusal's code is not shown as the page's words under Result: %q", short(got.Text))
+	}
+
+	selectCapability(t, panel, "notes.add")
+	for _, code := range []string{"constructor", "__proto__"} {
+		typeInto(t, panel, "ext-field-note", code)
+		got := invokeFromPanel(t, panel)
+		if got.Outcome != "protocol-error" || got.Code != code || strings.Contains(got.Text, "native code") || strings.Contains(got.Text, "[object") || !strings.Contains(got.Text, "The page did not run the call.") {
+			t.Errorf("refused with %s, the panel shows %+v", code, got)
+		}
+	}
+}

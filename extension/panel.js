@@ -178,6 +178,9 @@ class PanelError extends Error {
     super(plain.message || plain.code);
     this.code = plain.code || "EXTENSION_ERROR";
     this.effectUnknown = plain.effectUnknown === true;
+    // A message from the content script's client can carry the page's
+    // strings (a code, an id): it is shown as the page's words.
+    this.pageWords = plain.pageWords === true;
   }
 }
 
@@ -249,7 +252,7 @@ async function ask(message) {
     });
   }
   if (!reply || typeof reply !== "object") throw new PanelError({ code: "PAGE_GONE", message: "The page did not answer." });
-  if (!reply.ok) throw new PanelError(reply.error || {});
+  if (!reply.ok) throw new PanelError({ ...(reply.error || {}), pageWords: true });
   return reply.value;
 }
 
@@ -730,6 +733,13 @@ const CLIENT_HINTS = {
   ORIGIN_CHANGED: "The page changed origin; nothing was sent.",
 };
 
+// hint is the panel's own words for a code, or "": codes are the page's
+// strings, and one named like an inherited property ("constructor") is
+// not a hint.
+function hint(hints, code) {
+  return typeof code === "string" && Object.hasOwn(hints, code) ? hints[code] : "";
+}
+
 function showWaiting(id) {
   const box = $("ext-outcome");
   box.dataset.outcome = "waiting";
@@ -749,11 +759,11 @@ function showOutcome(outcome) {
     const e = outcome.error;
     title = "Protocol failure";
     code = e.code;
-    lines.push(PROTOCOL_HINTS[e.code] || "The page did not run the call.");
+    lines.push(hint(PROTOCOL_HINTS, e.code) || "The page did not run the call.");
     if (e.message) lines.push(el("span", {}, "The page says: ", pageText(e.message, TEXT.long)));
     if (outcome.retryAfterMs) lines.push(`Try again in ${Math.ceil(outcome.retryAfterMs / 1000)} s.`);
     for (const v of (e.violations || []).slice(0, 5)) lines.push(el("span", {}, pageCode(v.instancePath || v.path || "/", 80), ": ", pageText(v.message || v.keyword, TEXT.short)));
-    if (outcome.effectUnknown && !/unknown/.test(PROTOCOL_HINTS[e.code] || "")) lines.push("An earlier attempt reached the page; whether it ran is unknown.");
+    if (outcome.effectUnknown && !/unknown/.test(hint(PROTOCOL_HINTS, e.code))) lines.push("An earlier attempt reached the page; whether it ran is unknown.");
   } else if (outcome.kind === "business-error") {
     title = outcome.approval === "denied" ? "Approval denied" : outcome.approval === "unknown" ? "Approval status unknown" : "Business failure";
     code = outcome.error.code;
@@ -790,9 +800,10 @@ function showClientError(err) {
   const box = $("ext-outcome");
   box.dataset.outcome = "client-error";
   box.dataset.code = err.code || "";
-  const lines = [CLIENT_HINTS[err.code], err.message];
+  const lines = [hint(CLIENT_HINTS, err.code)];
+  if (err.message && err.message !== lines[0]) lines.push(err.pageWords ? pageText(err.message, TEXT.long) : err.message);
   if (err.effectUnknown) lines.push("Whether the call ran is unknown: look at the page before repeating it.");
-  box.replaceChildren(el("strong", { "data-testid": "ext-outcome-title" }, `Not completed · ${err.code}`), ...[...new Set(lines)].filter(Boolean).map((l) => el("div", {}, l)));
+  box.replaceChildren(el("strong", { "data-testid": "ext-outcome-title" }, `Not completed · ${err.code}`), ...lines.filter(Boolean).map((l) => el("div", {}, l)));
   $("ext-after").hidden = true;
   $("ext-response").textContent = "";
 }
@@ -882,8 +893,9 @@ async function pageRecords(offset) {
     renderRecords();
   } catch (err) {
     if (gen !== state.generation) return;
-    if (err.code === "PROTOCOL_FAILURE") setStatus("error", `The page refused to list records: ${err.message}`, err.code);
-    else showClientError(err);
+    // The status is the panel's own line: the page's answer goes under Result.
+    if (err.code === "PROTOCOL_FAILURE") setStatus("error", "The page refused to list records; its answer is under Result.", err.code);
+    showClientError(err);
   }
 }
 

@@ -41,6 +41,10 @@
       case "enum":
         return { capabilities: [noteCap, { id: "pick.one", effect: "write", approval: "none",
           inputSchema: { type: "object", properties: { v: { enum: Array.from({ length: n }, (_, i) => i) } } } }], context: context() };
+      case "codes":
+        return { capabilities: [noteCap], context: context({
+          records: Array.from({ length: 12 }, (_, i) => ({ id: `R-${i + 1}`, fields: { note: "n" } })),
+          recordIds: Array.from({ length: 12 }, (_, i) => `R-${i + 1}`), recordIdsTotal: 12, recordsTotal: 12 }) };
       case "norecords": {
         const c = context();
         delete c.records;
@@ -72,6 +76,12 @@
 
   function answer(env, via) {
     if (!env || env.protocol !== PROTOCOL) return undefined;
+    if (env.method === "describe" && mode === "codes" && env.input && env.input.offset !== undefined) {
+      seen.describe++;
+      // A code in the panel's own voice, with an override and 5,000 more characters.
+      return { protocol: PROTOCOL, id: env.id, ok: false,
+        error: { code: "\u202EConnected to the page's agent surface. " + "A".repeat(5000), message: "no" } };
+    }
     if (env.method === "describe") {
       seen.describe++;
       return { protocol: PROTOCOL, id: env.id, ok: true, result: description() };
@@ -86,6 +96,8 @@
         while (Date.now() < until) {}
         return undefined;
       }
+      // Codes that are names of what every object inherits.
+      if (mode === "codes") return { protocol: PROTOCOL, id: env.id, ok: false, error: { code: seen.invoke === 1 ? "constructor" : "__proto__", message: "no" } };
       if (mode === "deep") return { protocol: PROTOCOL, id: env.id, ok: true, result: { title: "done", deep: chains() } };
       if (mode === "afterflood") {
         const records = Array.from({ length: n }, (_, i) => ({ id: `G-${i}` }));
