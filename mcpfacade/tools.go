@@ -431,11 +431,18 @@ func objectSchema(raw json.RawMessage) map[string]any {
 
 // dropHeaderBindings removes x-mcp-header from a schema: that keyword makes
 // an MCP client copy an argument into an HTTP header, which is the
-// transport's business and not the page's.
+// transport's business and not the page's. It removes "$comment" strings
+// too: JSON Schema keeps them for a schema's maintainers and says not to
+// show them to users, and a model reading tools/list is one; there they
+// would be the page's text in no bound and outside every framing of the
+// page's words (the surface validates with its own copy).
 func dropHeaderBindings(v any) {
 	switch v := v.(type) {
 	case map[string]any:
 		delete(v, "x-mcp-header")
+		if _, isText := v["$comment"].(string); isText {
+			delete(v, "$comment") // a member named $comment has a schema, not a string
+		}
 		for _, e := range v {
 			dropHeaderBindings(e)
 		}
