@@ -512,3 +512,32 @@ func TestDemoLoadsTheSurfaceFirst(t *testing.T) {
 		t.Errorf("a page listener saw %d connect messages", n)
 	}
 }
+
+// TestLaterScriptWhileLoading pins the limit "Loading the surface first"
+// states: the guarantees start once loadSurface has resolved. Before that,
+// wasm_exec.js builds the Go object and the module is fetched, compiled and
+// started through globals and Promises a script can still hook; here a
+// setter planted on Object.prototype for a member wasm_exec.js gives the Go
+// object is handed that object, with the kernel's memory.
+func TestLaterScriptWhileLoading(t *testing.T) {
+	p := openTab(t, siteURL+"/e2e/harness.html")
+	waitPage(t, p, `window.__e2e && window.__e2e.ready`)
+	type caught struct {
+		Loaded   bool `json:"loaded"`
+		MemBytes int  `json:"memBytes"`
+	}
+	got := evalPage[caught](t, p, `(async () => {
+		const mod = await import("/pling/pling-surface.js");
+		let go;
+		Object.defineProperty(Object.prototype, "_inst", { configurable: true, set(v) {
+			go = this;
+			delete Object.prototype._inst;
+			Object.defineProperty(this, "_inst", { value: v, writable: true, enumerable: true, configurable: true });
+		} });
+		await mod.loadSurface();
+		return { loaded: true, memBytes: go ? go._inst.exports.mem.buffer.byteLength : 0 };
+	})()`)
+	if !got.Loaded || got.MemBytes == 0 {
+		t.Errorf("a script that ran while the surface loaded got %+v: if loading is now safe from it, say so in js/README.md's \"Loading the surface first\"", got)
+	}
+}
