@@ -624,8 +624,8 @@ func TestExtensionHostileDeepJSON(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	texts := evalPage[[]string](t, panel, `[document.querySelector('[data-testid="ext-state"]').textContent, document.querySelector('[data-testid="ext-response"]').textContent]`)
 	for i, text := range texts {
-		// 20,000 characters of JSON, each line break shown as a mark.
-		if len(text) > 200000 || !strings.Contains(text, `"deep": [`) || !strings.Contains(text, "more characters") {
+		// 20,000 characters of JSON, indented on lines of its own.
+		if len(text) > 25000 || !strings.Contains(text, "\"deep\": [\n") || strings.Contains(text, "⟨U+000A⟩") || !strings.Contains(text, "more characters") {
 			t.Errorf("shown text %d: %d characters, starting %q", i, len(text), short(text))
 		}
 	}

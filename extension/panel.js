@@ -74,14 +74,18 @@ const HIDDEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cn}\u034F\u115F\u1160\u17B4\u1
  * pageText renders a value the page sent as the page's words: in its own
  * bidi isolate (bdi, dir=auto), hidden characters made visible, at most max
  * characters (the rest counted, outside the isolate). Never inside a badge.
+ * With ownLines, line feeds are kept as line breaks: for JSON the panel
+ * indented itself, where every line feed is the panel's (JSON escapes the
+ * page's own controls inside strings).
  */
-function pageText(value, max = TEXT.short, tag = "bdi") {
+function pageText(value, max = TEXT.short, tag = "bdi", ownLines = false) {
   const s = typeof value === "string" ? value : value === undefined ? "" : safeJSON(value, max * 2);
   const chars = Array.from(s.length > max * 4 ? s.slice(0, max * 4) : s);
   const shown = chars.slice(0, max).join("");
   const node = el(tag, { class: "page-text", dir: "auto" });
   let at = 0;
   for (const m of shown.matchAll(HIDDEN)) {
+    if (ownLines && m[0] === "\n") continue;
     if (m.index > at) node.append(shown.slice(at, m.index));
     const cp = m[0].codePointAt(0).toString(16).toUpperCase().padStart(4, "0");
     node.append(el("span", { class: "ctl", title: "an invisible or control character the page sent" }, `⟨U+${cp}⟩`));
@@ -495,7 +499,7 @@ function renderContext() {
     ...feedback.map((f) => el("li", { "data-level": ["info", "success", "warning", "error"].includes(f && f.level) ? f.level : "info" }, pageText(f && f.message, TEXT.long))),
     ...unavailable.map((u) => el("li", { class: "hint" }, pageCode(u && u.id), " is unavailable", u && u.reason ? ": " : "", u && u.reason ? pageText(u.reason, TEXT.short) : "")),
   );
-  $("ext-state").replaceChildren(pageText(safeJSON(c.state ?? {}, BOUNDS.stateChars, 2), BOUNDS.stateChars, "span"));
+  $("ext-state").replaceChildren(pageText(safeJSON(c.state ?? {}, BOUNDS.stateChars, 2), BOUNDS.stateChars, "span", true));
 }
 
 // ---------------------------------------------------------------------------
@@ -788,7 +792,7 @@ function showOutcome(outcome) {
   // The title is the panel's; the page's code follows on a line of its own.
   if (code) lines.unshift(el("span", {}, "Code, in the page's words: ", pageCode(code, 60)));
   box.replaceChildren(el("strong", { "data-testid": "ext-outcome-title" }, title), ...lines.map((l) => el("div", {}, l)));
-  $("ext-response").replaceChildren(outcome.envelope ? pageText(safeJSON(outcome.envelope, BOUNDS.stateChars, 2), BOUNDS.stateChars, "span") : "(not kept)");
+  $("ext-response").replaceChildren(outcome.envelope ? pageText(safeJSON(outcome.envelope, BOUNDS.stateChars, 2), BOUNDS.stateChars, "span", true) : "(not kept)");
   showAfter(outcome.after);
 }
 
