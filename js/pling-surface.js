@@ -41,6 +41,7 @@ const {
   getOwnPropertyDescriptor,
   getOwnPropertyNames,
   getPrototypeOf,
+  setPrototypeOf,
   keys: objectKeys,
   hasOwn,
   freeze,
@@ -437,6 +438,26 @@ function requestIdOf(request) {
     return "";
   }
   return id;
+}
+
+/**
+ * o[key] when o holds key itself (its own getter runs), else undefined: an
+ * option a later script put on Object.prototype is no option.
+ */
+function own(o, key) {
+  return o !== null && (typeof o === "object" || typeof o === "function") && hasOwn(o, key) ? o[key] : undefined;
+}
+
+/**
+ * obj[name] found on obj or a prototype of its own class, never on
+ * Object.prototype or Function.prototype, where a later script could have
+ * put it; undefined when only those hold it.
+ */
+function methodOf(obj, name) {
+  for (let o = obj; o !== null && o !== undefined && o !== ObjectPrototype && o !== FunctionPrototype; o = getPrototypeOf(o)) {
+    if (hasOwn(o, name)) return obj[name];
+  }
+  return undefined;
 }
 
 function isPlainObject(v) {
@@ -1010,7 +1031,7 @@ function buildHost(options, lane, deadlines, entries) {
     held = undefined;
     return text;
   };
-  if (typeof registry.version === "function") host.version = () => run(() => registry.version());
+  if (typeof methodOf(registry, "version") === "function") host.version = () => run(() => registry.version());
   if (typeof expose === "function") {
     host.expose = (idsJSON) => {
       const ids = jsonParse(texts(idsJSON)[0]);
@@ -1086,23 +1107,58 @@ function buildHost(options, lane, deadlines, entries) {
   return host;
 }
 
+/**
+ * The kernel's config from the options ownOptions copied. Its objects and
+ * expose's array have no prototype, so no setter or toJSON a later script
+ * put on a prototype takes a member away as it is built and encoded.
+ */
 function buildConfig(options) {
   const { app, expose, recordLimit, maxRecordLimit, rateLimit, replay, executeTimeoutMs } = options;
-  const config = { app, recordLimit, maxRecordLimit, executeTimeoutMs: executeTimeoutMs ?? DEFAULT_EXECUTE_TIMEOUT_MS };
-  if (isArray(expose)) config.expose = expose.slice();
+  const config = { __proto__: null, app, recordLimit, maxRecordLimit, executeTimeoutMs: executeTimeoutMs ?? DEFAULT_EXECUTE_TIMEOUT_MS };
+  if (isArray(expose)) config.expose = expose;
   if (rateLimit) {
-    config.rateLimit = rateLimit.limiter !== undefined ? {} : { maxRequests: rateLimit.maxRequests, windowMs: rateLimit.windowMs };
+    config.rateLimit = rateLimit.limiter !== undefined
+      ? { __proto__: null }
+      : { __proto__: null, maxRequests: rateLimit.maxRequests, windowMs: rateLimit.windowMs };
   }
-  if (replay === true) config.replay = {};
-  else if (replay) config.replay = { windowMs: replay.windowMs };
+  if (replay === true) config.replay = { __proto__: null };
+  else if (replay) config.replay = { __proto__: null, windowMs: replay.windowMs };
   return config;
 }
 
-function validateOptions(options) {
+/**
+ * The page's options as the surface keeps them: own members only, the
+ * rateLimit and replay objects copied the same way onto objects without a
+ * prototype, expose's ids by index. What a later script put on
+ * Object.prototype (limiter, guard, shared, onAudit, ...) is no option,
+ * and nothing read later goes through a prototype it could change.
+ */
+function ownOptions(options) {
   if (options === null || typeof options !== "object") throw new TypeError("createSurface needs an options object");
-  for (const name of objectKeys(options)) {
-    if (!listIncludes(OPTION_NAMES, name)) throw new TypeError(`createSurface: unknown option ${jsonStringify(name)}`);
+  const names = objectKeys(options);
+  for (let i = 0; i < names.length; i++) {
+    if (!listIncludes(OPTION_NAMES, names[i])) throw new TypeError(`createSurface: unknown option ${jsonStringify(names[i])}`);
   }
+  const o = { __proto__: null };
+  for (let i = 0; i < OPTION_NAMES.length; i++) o[OPTION_NAMES[i]] = own(options, OPTION_NAMES[i]);
+  const { rateLimit, replay, expose } = o;
+  if (rateLimit !== null && typeof rateLimit === "object") {
+    o.rateLimit = { __proto__: null, maxRequests: own(rateLimit, "maxRequests"), windowMs: own(rateLimit, "windowMs"), limiter: own(rateLimit, "limiter") };
+  }
+  if (replay !== null && typeof replay === "object") {
+    o.replay = { __proto__: null, windowMs: own(replay, "windowMs"), guard: own(replay, "guard") };
+  }
+  if (isArray(expose)) {
+    const ids = setPrototypeOf([], null);
+    const n = own(expose, "length");
+    for (let i = 0; i < n; i++) append(ids, own(expose, i));
+    o.expose = ids;
+  }
+  return o;
+}
+
+/** Checks the options ownOptions copied. */
+function validateOptions(options) {
   const { registry, execute, app, expose, session, rateLimit, replay } = options;
   if (registry === null || (typeof registry !== "object" && typeof registry !== "function")) {
     throw new TypeError("createSurface: options.registry is required");
@@ -1110,15 +1166,16 @@ function validateOptions(options) {
   if (typeof registry.actions !== "function" || typeof registry.view !== "function") {
     throw new TypeError("createSurface: the registry needs actions() and view() functions");
   }
-  if (registry.version !== undefined && typeof registry.version !== "function") {
+  const version = methodOf(registry, "version");
+  if (version !== undefined && typeof version !== "function") {
     throw new TypeError("createSurface: registry.version must be a function");
   }
   if (typeof execute !== "function") throw new TypeError("createSurface: options.execute is required and must be a function");
   if (app !== undefined && typeof app !== "string") throw new TypeError("createSurface: app must be a string");
   if (expose !== undefined && typeof expose !== "function") {
-    if (!isArray(expose) || !expose.every((id) => typeof id === "string" && id !== "")) {
-      throw new TypeError("createSurface: expose must be an array of capability ids or a function");
-    }
+    let ok = isArray(expose);
+    for (let i = 0; ok && i < expose.length; i++) ok = typeof expose[i] === "string" && expose[i] !== "";
+    if (!ok) throw new TypeError("createSurface: expose must be an array of capability ids or a function");
   }
   if (session !== undefined && session !== null && typeof session !== "object" && typeof session !== "function") {
     throw new TypeError("createSurface: session must be a session object, a getter, or null");
@@ -1147,10 +1204,9 @@ function validateOptions(options) {
       throw new TypeError("createSurface: replay.guard needs a claim(sessionId, requestId, windowMs) function");
     }
   }
-  for (const name of ["onAudit", "onAuditError"]) {
-    if (options[name] !== undefined && typeof options[name] !== "function") {
-      throw new TypeError(`createSurface: ${name} must be a function`);
-    }
+  if (options.onAudit !== undefined && typeof options.onAudit !== "function") throw new TypeError("createSurface: onAudit must be a function");
+  if (options.onAuditError !== undefined && typeof options.onAuditError !== "function") {
+    throw new TypeError("createSurface: onAuditError must be a function");
   }
 }
 
@@ -1582,9 +1638,8 @@ function bind(runtime, entries) {
   const lane = makeLane(); // one per Go program: its surfaces take turns
   const deadlines = makeDeadlines();
   function createSurface(options) {
-    validateOptions(options);
-    const snapshot = {};
-    for (const name of OPTION_NAMES) snapshot[name] = options[name];
+    const snapshot = ownOptions(options);
+    validateOptions(snapshot);
     applyShared(snapshot); // shared: "indexeddb" swaps in the IndexedDB limiter and guard
     // Answers to calls taken through the entries, and the session getters
     // of those that brought one, by token.
@@ -1792,7 +1847,9 @@ function bind(runtime, entries) {
       for (let i = 0; i < names.length; i++) {
         if (!listIncludes(LISTEN_OPTION_NAMES, names[i])) throw new TypeError(`listen: unknown option ${jsonStringify(names[i])}`);
       }
-      const origins = o.allowedOrigins === undefined ? [] : o.allowedOrigins;
+      // Own members only, as for createSurface: a later script's
+      // Object.prototype.allowedOrigins or authenticate is no option.
+      const origins = own(o, "allowedOrigins") === undefined ? [] : own(o, "allowedOrigins");
       if (!isArray(origins)) throw new TypeError("listen: allowedOrigins must be an array of origins");
       const allowed = [];
       for (let i = 0; i < origins.length; i++) {
@@ -1802,16 +1859,19 @@ function bind(runtime, entries) {
         }
         append(allowed, origin);
       }
-      const authenticate = o.authenticate;
+      const authenticate = own(o, "authenticate");
       if (authenticate !== undefined && typeof authenticate !== "function") {
         throw new TypeError("listen: authenticate must be a function");
       }
-      checkPositive("listen: maxMessageBytes", o.maxMessageBytes, true);
-      checkPositive("listen: channelIdleMs", o.channelIdleMs, false);
-      checkPositive("listen: maxChannelsPerOrigin", o.maxChannelsPerOrigin, true);
-      const budget = Math.min(o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES, maxRequestBytes);
-      const idleMs = o.channelIdleMs ?? DEFAULT_CHANNEL_IDLE_MS;
-      const perOriginMax = Math.min(o.maxChannelsPerOrigin ?? DEFAULT_CHANNELS_PER_ORIGIN, MAX_CHANNELS);
+      const maxMessageBytes = own(o, "maxMessageBytes");
+      const channelIdleMs = own(o, "channelIdleMs");
+      const maxChannelsPerOrigin = own(o, "maxChannelsPerOrigin");
+      checkPositive("listen: maxMessageBytes", maxMessageBytes, true);
+      checkPositive("listen: channelIdleMs", channelIdleMs, false);
+      checkPositive("listen: maxChannelsPerOrigin", maxChannelsPerOrigin, true);
+      const budget = Math.min(maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES, maxRequestBytes);
+      const idleMs = channelIdleMs ?? DEFAULT_CHANNEL_IDLE_MS;
+      const perOriginMax = Math.min(maxChannelsPerOrigin ?? DEFAULT_CHANNELS_PER_ORIGIN, MAX_CHANNELS);
       const win = globalThis.window;
       if (!win || typeof win.addEventListener !== "function" || !win.location) {
         throw new TypeError("listen: needs a window");
@@ -2264,20 +2324,26 @@ export function indexedDBGuard(options) {
  * keeping maxRequests, windowMs and the app name. Returns the options.
  */
 export function applyShared(options) {
-  const { shared, rateLimit, replay, app } = options;
+  const shared = own(options, "shared");
+  const rateLimit = own(options, "rateLimit");
+  const replay = own(options, "replay");
+  const app = own(options, "app");
   if (shared === undefined) return options;
   if (shared !== "indexeddb") throw new TypeError('createSurface: shared must be "indexeddb"');
   if (!rateLimit && !replay) throw new TypeError("createSurface: shared needs rateLimit or replay to share");
-  if ((rateLimit && rateLimit.limiter !== undefined) || (replay && typeof replay === "object" && replay.guard !== undefined)) {
+  if ((rateLimit && own(rateLimit, "limiter") !== undefined) || (replay && typeof replay === "object" && own(replay, "guard") !== undefined)) {
     throw new TypeError("createSurface: shared replaces the limiter and the guard; give shared or your own, not both");
   }
   if (rateLimit) {
-    const { maxRequests, windowMs } = rateLimit;
-    options.rateLimit = { maxRequests, windowMs, limiter: indexedDBLimiter({ app: app ?? "", maxRequests, windowMs }) };
+    const maxRequests = own(rateLimit, "maxRequests");
+    const windowMs = own(rateLimit, "windowMs");
+    defineProperty(options, "rateLimit", { __proto__: null, value: { __proto__: null, maxRequests, windowMs,
+      limiter: indexedDBLimiter({ app: app ?? "", maxRequests, windowMs }) }, writable: true, enumerable: true, configurable: true });
   }
   if (replay) {
-    options.replay = { guard: indexedDBGuard({ app: app ?? "" }) };
-    if (typeof replay === "object" && replay.windowMs !== undefined) options.replay.windowMs = replay.windowMs;
+    const windowMs = typeof replay === "object" ? own(replay, "windowMs") : undefined;
+    defineProperty(options, "replay", { __proto__: null, value: { __proto__: null, windowMs, guard: indexedDBGuard({ app: app ?? "" }) },
+      writable: true, enumerable: true, configurable: true });
   }
   return options;
 }

@@ -826,6 +826,80 @@ test("listen validates its options", ({ api }) => withWindow(async () => {
   surface.close();
 }));
 
+test("options a later script plants before createSurface and listen count for nothing", ({ api }) => withWindow(async (win) => {
+  // A page that creates its surface after login, say: a script that ran
+  // earlier plants what the page's options leave out. What follows must
+  // go as it goes with nothing planted.
+  const actions = [...ACTIONS, { id: "orders.purge", description: "Purge", effect: "destructive", approval: "none", inputSchema: { type: "object" } }];
+  const leaked = [];
+  const plant = (obj, values) => () => {
+    const had = Object.keys(values).map((k) => [k, Object.getOwnPropertyDescriptor(obj, k)]);
+    for (const [k, v] of Object.entries(values)) Object.defineProperty(obj, k, { configurable: true, writable: true, value: v });
+    return () => {
+      for (const [k, d] of had) {
+        if (d) Object.defineProperty(obj, k, d);
+        else delete obj[k];
+      }
+    };
+  };
+  const run = async (patch) => {
+    const execs = [];
+    const restore = patch();
+    let surface;
+    try {
+      surface = api.createSurface({
+        registry: api.defineRegistry({ actions, records: orders(), version: 1 }),
+        execute: (id) => { execs.push(id); return { done: true }; },
+        app: "orders",
+        expose: ["orders.search", "update_note@order"],
+        session: () => session({ scope: ["orders.search", "orders.purge"] }),
+        rateLimit: { maxRequests: 5, windowMs: 60000 },
+        replay: true,
+      });
+      surface.listen();
+    } finally {
+      restore();
+    }
+    const port = fakePort();
+    message(win, { channel: "pling.surface", kind: "connect", app: "orders" }, { ports: [port] });
+    await settle(() => port.sent.length >= 1, "an answer to connect");
+    port.deliver(request(describeReq("pd")));
+    await settle(() => port.sent.length >= 2, "the port's describe");
+    const codes = [];
+    for (const [id, cap] of [["p", "orders.purge"], ["d", "orders.search"], ["d", "orders.search"], ["x", "orders.search"], ["y", "orders.search"]]) {
+      const r = await surface.handle(invokeReq(id, cap, {}));
+      codes.push(r.ok ? "ok" : r.error.code);
+    }
+    const stranger = otherWindow();
+    message(win, request(describeReq("s")), { source: stranger, origin: "https://evil.example" });
+    await tick();
+    surface.close();
+    return { codes, execs, strangerReplies: stranger.posted.length, portCapabilities: port.sent[1].envelope.ok ? port.sent[1].envelope.result.capabilities.map((c) => c.id) : port.sent[1].envelope.error.code, leaked: leaked.length };
+  };
+  const want = await run(() => () => {});
+  eq(want, { codes: ["CAPABILITY_NOT_EXPOSED", "ok", "REPLAY_DETECTED", "ok", "RATE_LIMITED"], execs: ["orders.search", "orders.search"],
+    strangerReplies: 0, portCapabilities: ["orders.search"], leaked: 0 }, "nothing planted");
+  const { slice } = Array.prototype;
+  const cases = [
+    ["Object.prototype.limiter and guard", plant(Object.prototype, { limiter: { allow: () => ({ allowed: true }) }, guard: { claim: () => "claimed" } })],
+    ["Object.prototype.shared", plant(Object.prototype, { shared: "indexeddb" })],
+    ["Object.prototype.toJSON while the config is encoded", plant(Object.prototype, { toJSON() {
+      if (!Object.hasOwn(this, "executeTimeoutMs")) return this;
+      const { rateLimit, replay, ...rest } = this;
+      return rest;
+    } })],
+    ["Array.prototype.slice widens expose", plant(Array.prototype, { slice(...a) {
+      const r = slice.apply(this, a);
+      if (r.length === 2 && r[1] === "update_note@order") r.push("orders.purge");
+      return r;
+    } })],
+    ["Object.prototype.allowedOrigins and authenticate", plant(Object.prototype, { allowedOrigins: ["https://evil.example"],
+      authenticate: () => ({ __proto__: null, ...session({ agentId: "agent-evil", scope: ["orders.search", "update_note@order"] }) }) })],
+    ["Object.prototype.onAudit", plant(Object.prototype, { onAudit: (e) => leaked.push(e) })],
+  ];
+  for (const [name, patch] of cases) eq(await run(patch), want, name);
+}));
+
 test("private channel: authenticate, per-port session, credential kept out", ({ api, runtime, mod, go }) => withWindow(async (win) => {
   const { spy, go: spyGo, log } = spyRuntime(runtime, go);
   const events = [];
