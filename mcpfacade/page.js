@@ -110,31 +110,50 @@
   const TOO_BIG = {};
 
   // withinBound walks v (the answer, as the page posted it) and reports
-  // whether its JSON can fit in limit bytes, counting each string's length
-  // and at least one byte for every other value. It stops as soon as the
-  // count passes limit, so its work is bounded by limit whatever v is,
-  // cycles included.
+  // whether its JSON can fit in limit characters. It counts at least what
+  // JSON.stringify writes for each value (a number's digits, a string's
+  // escapes, a date's text), so an answer it passes is encoded in at most
+  // limit characters. It stops as soon as the count passes limit, so its
+  // work is bounded by limit whatever v is, cycles included.
   function withinBound(v, limit) {
     let n = 0;
+    // text adds a string as JSON writes it: quotes, backslashes and
+    // controls take two or six characters, a lone surrogate six. The scan
+    // stops with the count, at most limit characters in all.
+    const text = (s) => {
+      n += s.length + 2;
+      for (let i = 0; i < s.length && n <= limit; i++) {
+        const c = s.charCodeAt(i);
+        if (c < 0x20) n += 5;
+        else if (c === 0x22 || c === 0x5c) n += 1;
+        else if (c >= 0xd800 && c < 0xdc00 && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) i++;
+        else if (c >= 0xd800 && c < 0xe000) n += 5;
+      }
+    };
     const stack = [v];
     while (stack.length) {
       const x = stack.pop();
-      if (typeof x === "string") n += x.length + 2;
+      if (typeof x === "string") text(x);
+      else if (typeof x === "number") n += Number.isFinite(x) ? String(x).length : 4;
       else if (x && typeof x === "object") {
+        const tag = Object.prototype.toString.call(x);
         if (Array.isArray(x)) {
           n += 2 + x.length;
           if (n > limit) return false;
           for (let i = 0; i < x.length; i++) stack.push(x[i]);
-        } else {
+        } else if (tag === "[object Date]") n += 30; // an ISO date in quotes, or null
+        else if (tag === "[object Number]") n += 24; // a boxed number: at most 24 digits and signs
+        else {
           const keys = Object.keys(x);
           n += 2;
           for (const k of keys) {
-            n += k.length + 4;
+            text(k);
+            n += 2;
             if (n > limit) return false;
             stack.push(x[k]);
           }
         }
-      } else n += 1;
+      } else n += x === false ? 5 : 4; // true, null, or what JSON writes as null or leaves out
       if (n > limit) return false;
     }
     return true;
