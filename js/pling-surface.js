@@ -940,6 +940,16 @@ function checkPositive(name, v, integer) {
   if (!ok) throw new TypeError(`${name} must be a positive ${integer ? "integer" : "number"}`);
 }
 
+/**
+ * An object the kernel wrote as JSON text (a call's context, a view query,
+ * an audit event), without a prototype: a member it leaves out (a
+ * delegation, a record, ids, a code) reads as undefined, never as what a
+ * later script put on Object.prototype.
+ */
+function bareJSON(text) {
+  return setPrototypeOf(jsonParse(text), null);
+}
+
 function buildHost(options, lane, deadlines, entries) {
   const { registry, execute, expose, session, rateLimit, replay, onAudit, onAuditError } = options;
   const { texts, answer, run } = lane;
@@ -952,7 +962,7 @@ function buildHost(options, lane, deadlines, entries) {
     entryIO: lane.entryIO,
     actions: () => answer(run(() => pageJSON(registry.actions()))),
     view: (queryJSON) => {
-      const query = jsonParse(texts(queryJSON)[0]);
+      const query = bareJSON(texts(queryJSON)[0]);
       if (query.ids !== undefined) freeze(query.ids);
       const v = run(() => registry.view(freeze(query)));
       return isThenable(v) ? settledText(v, pageJSON) : answer(run(() => pageJSON(v)));
@@ -961,7 +971,7 @@ function buildHost(options, lane, deadlines, entries) {
     // has no Promise to wait for. A throw fails the call either way.
     execute: (idIn, argsIn, contextIn) => {
       const t = texts(idIn, argsIn, contextIn);
-      const r = run(() => execute(t[0], t[1], freeze(jsonParse(t[2]))));
+      const r = run(() => execute(t[0], t[1], freeze(bareJSON(t[2]))));
       if (!isThenable(r)) return answer(run(() => resultText(r)));
       // Kept here for the wait that follows at once: handing the Promise
       // to the kernel would make it a JS value Go tracks and finalizes.
@@ -1071,7 +1081,7 @@ function buildHost(options, lane, deadlines, entries) {
   if (onAudit !== undefined) {
     host.audit = (eventJSON) => {
       eventJSON = texts(eventJSON)[0];
-      const event = freeze(jsonParse(eventJSON));
+      const event = freeze(bareJSON(eventJSON));
       const r = run(() => onAudit(event));
       if (!isThenable(r)) return r;
       // The reply does not wait for the sink; its failure, or its not
@@ -1097,7 +1107,7 @@ function buildHost(options, lane, deadlines, entries) {
   if (onAuditError !== undefined) {
     host.auditError = (reason, message, eventJSON) => {
       try {
-        const r = run(() => onAuditError(reason !== undefined ? reason : new Error(message), freeze(jsonParse(eventJSON))));
+        const r = run(() => onAuditError(reason !== undefined ? reason : new Error(message), freeze(bareJSON(eventJSON))));
         if (isThenable(r)) whenSettled(r, () => {}, () => {});
       } catch {
         // onAuditError is the last resort; its own failure goes nowhere.

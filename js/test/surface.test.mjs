@@ -826,6 +826,38 @@ test("listen validates its options", ({ api }) => withWindow(async () => {
   surface.close();
 }));
 
+test("what the surface hands page code inherits nothing a later script plants", async ({ api }) => {
+  // The executor's context, the registry's query and the audit event leave
+  // out what a call does not have (a delegation, a record, ids, a code);
+  // executors read them to decide who asks (the demo's store tells a
+  // person's click by context.via).
+  const seen = [];
+  const base = api.defineRegistry({ actions: ACTIONS, records: orders(), version: 1 });
+  const registry = { actions: () => base.actions(), version: () => 1, view: (q) => { seen.push(["ids", q.ids]); return base.view(q); } };
+  const { surface } = page(api, {
+    registry,
+    session: () => session(),
+    execute: (id, argsJson, context) => {
+      seen.push(["context", context.delegationId, context.record, context.via]);
+      return { hits: 1 };
+    },
+    onAudit: (e) => seen.push(["audit", e.code, e.approval, e.delegationId]),
+  });
+  const planted = { delegationId: "dlg-evil", record: "SO-3", via: "person", ids: ["SO-3"], code: "NONE", approval: "granted" };
+  for (const [k, v] of Object.entries(planted)) Object.defineProperty(Object.prototype, k, { configurable: true, writable: true, value: v });
+  let r;
+  try {
+    r = await surface.handle(invokeReq("c1", "orders.search", { q: "x" }));
+    await surface.describe({ limit: 1 });
+  } finally {
+    for (const k of Object.keys(planted)) delete Object.prototype[k];
+  }
+  eq(r.ok, true, "invoke");
+  eq([...new Set(seen.map((e) => e[0]))].sort(), ["audit", "context", "ids"], "what page code was handed");
+  for (const e of seen) assert(e.slice(1).every((v) => v === undefined), `page code read ${JSON.stringify(e)}`);
+  surface.close();
+});
+
 test("options a later script plants before createSurface and listen count for nothing", ({ api }) => withWindow(async (win) => {
   // A page that creates its surface after login, say: a script that ran
   // earlier plants what the page's options leave out. What follows must
