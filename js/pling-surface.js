@@ -888,22 +888,26 @@ const now = typeof performance === "object" && typeof performance.now === "funct
   : Date.now;
 
 function makeDeadlines() {
-  const waiting = new Map(); // call id -> { at, expire }
+  // Read through the Map methods captured at load, never its iterator: a
+  // later script's Map.prototype[Symbol.iterator] could hide every wait.
+  const waiting = new MapCtor(); // call id -> { at, expire }
   let timer;
   let timerAt = Infinity;
   const arm = (at) => {
-    if (timer !== undefined) clearTimeout(timer);
+    if (timer !== undefined) clearTimer(timer);
     timerAt = at;
-    timer = setTimeout(sweep, Math.max(0, at - now()));
+    // The timer captured at load: a later script's setTimeout that never
+    // fires would otherwise lift every time limit.
+    timer = setTimer(sweep, Math.max(0, at - now()));
   };
   function sweep() {
     timer = undefined;
     timerAt = Infinity;
     const t = now();
     let next = Infinity;
-    for (const [id, w] of waiting) {
+    mapForEach(waiting, (w, id) => {
       if (w.at <= t) {
-        waiting.delete(id);
+        mapDelete(waiting, id);
         try {
           w.expire();
         } catch {
@@ -912,19 +916,19 @@ function makeDeadlines() {
       } else if (w.at < next) {
         next = w.at;
       }
-    }
+    });
     if (next !== Infinity) arm(next);
   }
   return {
     /** Calls expire() once ms pass, unless finish(id) came first. */
     start(id, ms, expire) {
       const at = now() + ms;
-      waiting.set(id, { at, expire });
+      mapSet(waiting, id, { __proto__: null, at, expire });
       if (at < timerAt) arm(at);
     },
     /** True when the call was still waiting: its answer is the one that counts. */
     finish(id) {
-      return waiting.delete(id);
+      return mapDelete(waiting, id);
     },
   };
 }
@@ -1271,7 +1275,7 @@ function makeEntries(go, runtime) {
     if (go.exited === true) throw new Error("the surface runtime exited");
     if (++calls % RESUME_EVERY === 0 && !resumeArmed) {
       resumeArmed = true;
-      setTimeout(idleResume, 0);
+      setTimer(idleResume, 0);
     }
     return r === 0;
   };
