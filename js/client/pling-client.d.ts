@@ -306,6 +306,11 @@ export interface SurfaceClient {
   /** Sends an invoke again with the same id (error.request after a TIMEOUT). */
   retry(request: InvokeRequest, options?: CallOptions): Promise<Outcome>;
   page(options?: { offset?: number; limit?: number } & CallOptions): Promise<Page>;
+  /**
+   * Every record from offset on, window by window. Stops after max records
+   * (default 1000; a non-negative integer, never Infinity, since recordsTotal
+   * is the page's claim), at a window without records, or at recordsTotal.
+   */
   records(options?: { offset?: number; limit?: number; max?: number } & CallOptions): AsyncGenerator<RecordView, void, undefined>;
   /** Ends the client; calls still waiting fail with CLOSED. */
   close(): void;

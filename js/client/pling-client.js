@@ -25,6 +25,10 @@ const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
 const REPOST_INTERVAL_MS = 250;
 const DEFAULT_DISCOVER_SETTLE_MS = 200;
 const DEFAULT_PAGE_LIMIT = 20;
+// How many records records() reads unless told otherwise: every window it
+// asks for brings at least one record or ends the walk, so this also bounds
+// how many describes a page can draw out of one loop.
+const DEFAULT_RECORDS_MAX = 1000;
 // How many request ids a client remembers to refuse reusing one for another intent.
 const REMEMBERED_IDS = 1024;
 
@@ -701,9 +705,14 @@ class SurfaceClient {
     return { records, recordsTotal: total, offset, limit, nextOffset: records.length > 0 && next < total ? next : null, description: outcome.description };
   }
 
-  /** Every record from offset on, page by page (at most max of them). */
-  async *records({ offset = 0, limit = DEFAULT_PAGE_LIMIT, max = Infinity, ...rest } = {}) {
+  /**
+   * Every record from offset on, page by page: at most max of them (1000
+   * unless given; a finite count, since the page says how many there are).
+   * A window without records ends the walk.
+   */
+  async *records({ offset = 0, limit = DEFAULT_PAGE_LIMIT, max = DEFAULT_RECORDS_MAX, ...rest } = {}) {
     if (limit === 0) throw clientError(ClientErrorCode.INVALID_ARGUMENT, "limit must be at least 1 to page");
+    nonNegativeInteger("max", max);
     let at = offset;
     let given = 0;
     while (at !== null && given < max) {

@@ -798,6 +798,57 @@ describe("paging records", () => {
     c.close();
   });
 
+  // A hostile page answers one record per window and claims 1e15 of them:
+  // without a default bound, for await over records() never ends.
+  test("records() stops at 1000 records by default, whatever the page claims", async () => {
+    const win = new FakeWindow();
+    const s = fakeSurface(win, {
+      handler: (env) => {
+        const d = ordersDescription();
+        const at = env.input?.offset ?? 0;
+        d.context.records = [{ id: `R-${at + 1}` }];
+        d.context.recordsTotal = 1e15;
+        return ok(env.id, d);
+      },
+    });
+    const c = await connect(portOpts(win));
+    let n = 0;
+    for await (const r of c.records()) {
+      n += 1;
+      if (n > 5000) break; // the attack worked: stop the test, not the machine
+    }
+    assert.equal(n, 1000);
+    assert.equal(s.seen.filter((x) => x.envelope.method === "describe").length, 1000);
+    // A larger max reads further, and still stops there.
+    n = 0;
+    for await (const r of c.records({ max: 1500 })) if (++n > 5000) break;
+    assert.equal(n, 1500);
+    // An unbounded max is refused before anything is sent.
+    const before = s.seen.length;
+    for (const max of [Infinity, -1, 1.5, "10"]) {
+      await rejectsWith(c.records({ max }).next(), ClientErrorCode.INVALID_ARGUMENT);
+    }
+    assert.equal(s.seen.length, before);
+    c.close();
+  });
+
+  test("records() stops at a window that brings no records", async () => {
+    const win = new FakeWindow();
+    const s = fakeSurface(win, {
+      handler: (env) => {
+        const d = ordersDescription();
+        d.context.recordsTotal = 1e15;
+        return ok(env.id, d);
+      },
+    });
+    const c = await connect(portOpts(win));
+    let n = 0;
+    for await (const r of c.records({ max: 1e6 })) n += 1;
+    assert.equal(n, 0);
+    assert.equal(s.seen.filter((x) => x.envelope.method === "describe").length, 1);
+    c.close();
+  });
+
   test("a protocol failure while paging is thrown with its outcome", async () => {
     const win = new FakeWindow();
     fakeSurface(win, { handler: (env) => fail(env.id, "SESSION_EXPIRED") });
