@@ -1795,56 +1795,70 @@ function bind(runtime, entries) {
       call(id, text, sessionFn, shared, done);
     };
 
+    // Its own then and constructor (pending): a page's await on it asks no
+    // Promise.prototype a later script patched, which could read or
+    // rewrite the answer.
     function handle(request) {
-      return new PromiseCtor((resolve) => {
-        try {
-          serve(request, undefined, maxRequestBytes, false, (envelope) => resolve(unthenable(envelope)));
-        } catch {
-          resolve(unthenable(failure("", "INTERNAL_ERROR", "internal error")));
-        }
-      });
+      const p = pending();
+      try {
+        serve(request, undefined, maxRequestBytes, false, (envelope) => p.resolve(unthenable(envelope)));
+      } catch {
+        p.resolve(unthenable(failure("", "INTERNAL_ERROR", "internal error")));
+      }
+      return p.promise;
     }
 
-    async function describe(input) {
-      if (closed) throw protocolError("INTERNAL_ERROR", "surface is closed");
+    // Answers through a Promise with its own then and constructor
+    // (pending), waiting on nothing: neither the page's await on it nor
+    // the wait for the kernel asks a Promise or Promise.prototype a later
+    // script replaced, which could read or rewrite the description.
+    function describe(input) {
+      const result = pending();
+      const settle = (out) => {
+        try {
+          const answer = jsonParse(out);
+          if (answer.ok === true) {
+            result.resolve(unthenable(answer.result));
+            return;
+          }
+          const { code, message } = answer.error;
+          result.reject(listIncludes(SESSION_CODES, code) ? new SurfaceSessionError(code, message) : protocolError(code, message));
+        } catch {
+          result.reject(protocolError("INTERNAL_ERROR", "internal error"));
+        }
+      };
+      if (closed) {
+        result.reject(protocolError("INTERNAL_ERROR", "surface is closed"));
+        return result.promise;
+      }
       let text;
       if (input !== undefined) {
         try {
           text = toRequestJSON(input, maxRequestBytes);
         } catch (e) {
-          throw protocolError("INVALID_REQUEST", e instanceof RequestError ? e.message : "describe input could not be read");
+          result.reject(protocolError("INVALID_REQUEST", e instanceof RequestError ? e.message : "describe input could not be read"));
+          return result.promise;
         }
       }
-      let answer;
       try {
-        // The captured Promise, with its own then and constructor: the
-        // await asks neither a later script's Promise nor its prototype.
-        const p = pending();
-        const resolve = p.resolve;
-        const done = (out) => resolve(lane.texts(out)[0]);
         const n = text === undefined ? -1 : lane.toEntry(text);
         if (typeof n !== "number") {
-          resolve(DESCRIBE_TOO_LARGE);
-        } else {
-          const token = nextToken();
-          mapSet(replies, token, done);
-          let taken = false;
-          try {
-            taken = entries.describe(inst.slot, n, token);
-          } finally {
-            if (!taken) mapDelete(replies, token);
-          }
-          if (!taken) resolve(undefined);
+          settle(DESCRIBE_TOO_LARGE);
+          return result.promise;
         }
-        const out = await p.promise;
-        answer = jsonParse(out);
+        const token = nextToken();
+        mapSet(replies, token, (out) => settle(lane.texts(out)[0]));
+        let taken = false;
+        try {
+          taken = entries.describe(inst.slot, n, token);
+        } finally {
+          if (!taken) mapDelete(replies, token);
+        }
+        if (!taken) settle(undefined);
       } catch {
-        throw protocolError("INTERNAL_ERROR", "internal error");
+        result.reject(protocolError("INTERNAL_ERROR", "internal error"));
       }
-      if (answer.ok === true) return unthenable(answer.result);
-      const { code, message } = answer.error;
-      if (listIncludes(SESSION_CODES, code)) throw new SurfaceSessionError(code, message);
-      throw protocolError(code, message);
+      return result.promise;
     }
 
     // Every message is an object literal: defined, never assigned, so a

@@ -520,6 +520,10 @@ test("a later script's Promise neither reads nor rewrites what describe() answer
   const { then, constructor } = Promise.prototype;
   const seen = [];
   const forge = (v) => {
+    if (v !== null && typeof v === "object" && v.context && v.context.route === "/orders") {
+      seen.push(v);
+      return { ...v, context: { ...v.context, route: "/forged" } };
+    }
     if (typeof v !== "string" || !v.includes('"route":"/orders"')) return v;
     seen.push(v);
     return v.replace('"route":"/orders"', '"route":"/forged"');
@@ -548,6 +552,33 @@ test("a later script's Promise neither reads nor rewrites what describe() answer
     eq(got, want, name);
     eq(seen.length, 0, `${name}: texts the patch read`);
   }
+  surface.close();
+});
+
+test("a page's await on handle() asks no Promise.prototype a later script patched", async ({ api }) => {
+  const { surface } = page(api);
+  const want = await surface.handle(invokeReq("h0", "orders.search", { q: "x" }));
+  const { then, constructor } = Promise.prototype;
+  const seen = [];
+  Promise.prototype.constructor = function () {};
+  Promise.prototype.then = function (ok, fail) {
+    return then.call(this, typeof ok === "function" ? (v) => {
+      if (v && v.protocol === P) {
+        seen.push(v.id);
+        v = { ...v, result: { forged: true } };
+      }
+      return ok(v);
+    } : ok, fail);
+  };
+  let got;
+  try {
+    got = await surface.handle(invokeReq("h1", "orders.search", { q: "x" }));
+  } finally {
+    Promise.prototype.then = then;
+    Promise.prototype.constructor = constructor;
+  }
+  eq([got.ok, got.result], [want.ok, want.result], "the answer");
+  eq(seen, [], "answers the patch read");
   surface.close();
 });
 
