@@ -1558,8 +1558,14 @@ function route(hub, event) {
   const app = hasApp ? ownValue(data, "app") : undefined;
   let first;
   let count = 0;
+  let owners; // the surfaces served past the first: one that listens twice is served once
   mapForEach(hub.entries, (entry) => {
     if (!entry.accepts(source, origin) || (hasApp && entry.app !== app)) return;
+    if (first !== undefined) {
+      if (entry.owner === first.owner || (owners !== undefined && listIncludes(owners, entry.owner))) return;
+      if (owners === undefined) owners = [];
+      append(owners, entry.owner);
+    }
     count++;
     if (first === undefined) first = entry;
     // A wrapped request without app goes to every surface (discovery).
@@ -1975,6 +1981,7 @@ function bind(runtime, entries) {
 
       const entry = {
         __proto__: null,
+        owner: api,
         app,
         accepts: (source, origin) => (source === win ? origin === ownOrigin : listIncludes(allowed, origin)),
         request(data, source, origin, bare) {

@@ -1061,6 +1061,26 @@ test("bare requests are refused when several surfaces listen; a connect without 
   b.surface.close();
 }));
 
+test("a surface that listens twice serves each message once", ({ api }) => withWindow(async (win) => {
+  const { surface, execs } = page(api);
+  surface.listen(); // a page that renders twice, say
+  surface.listen({ allowedOrigins: [EXT] });
+  message(win, request(invokeReq("w1", "update_note@order", { record: "SO-1", note: "x" })));
+  message(win, invokeReq("b1", "update_note@order", { record: "SO-2", note: "y" }));
+  const port = fakePort();
+  message(win, { channel: "pling.surface", kind: "connect", app: "orders" }, { ports: [port] });
+  await settle(() => win.posted.length >= 2 && port.sent.length >= 1, "answers");
+  await tick(20);
+  eq(execs.map((e) => e.id), ["update_note@order:SO-1", "update_note@order:SO-2"], "executor calls");
+  eq(win.posted.map((p) => (p.message.envelope || p.message).id), ["w1", "b1"], "replies");
+  eq(port.sent.map((m) => m.kind), ["connected"], "connect");
+  // The second listen still counts for the origin only it allows.
+  const ext = otherWindow();
+  message(win, request(describeReq("e1")), { source: ext, origin: EXT });
+  await settle(() => ext.posted.length === 1, "the extension's answer");
+  surface.close();
+}));
+
 test("private channels are freed on close, idle and stop, and bounded per origin", ({ api }) => withWindow(async (win) => {
   const { surface } = page(api);
   const stop = surface.listen({ allowedOrigins: [EXT], maxChannelsPerOrigin: 2, channelIdleMs: 60 });
