@@ -20,6 +20,9 @@
   globalThis.__plingExtensionContent = true;
 
   const { connect, discover, ClientErrorCode } = globalThis.PlingClient;
+  // The panel's app picker offers 20 applications: no more are collected
+  // or sent to it, whatever the page answers.
+  const APPS_SHOWN = 20;
   const clients = new Map(); // app -> Promise of a SurfaceClient
 
   // clientFor returns a live client, connecting on first use and again once
@@ -71,7 +74,7 @@
 
   const handlers = {
     async "pling.discover"() {
-      const found = await discover({ timeoutMs: 6000 });
+      const found = await discover({ timeoutMs: 6000, maxApps: APPS_SHOWN });
       return {
         origin: location.origin,
         apps: found.map(({ app, outcome }) => ({ app: app ?? null, kind: outcome.kind, code: outcome.error ? outcome.error.code : null })),

@@ -318,11 +318,19 @@ export interface SurfaceClient {
 
 export declare function connect(options?: ConnectOptions): Promise<SurfaceClient>;
 
-/** Finds the surfaces of the page: one entry per application that answered. */
+/**
+ * Finds the surfaces of the page: one entry per application that answered,
+ * the first maxApps to answer. An answer naming an app of more than 256
+ * bytes of UTF-8 is ignored. Unknown options are refused.
+ */
 export declare function discover(options?: {
   window?: ClientWindow;
+  /** How long to wait for a first answer. Default 5000. */
   timeoutMs?: number;
+  /** How long to keep collecting after the first answer. Default 200. */
   settleMs?: number;
+  /** The most applications kept; discover resolves as soon as this many answered. A positive integer, default 20. */
+  maxApps?: number;
 }): Promise<ReadonlyArray<{ app: string | undefined; outcome: DescribeOutcome }>>;
 
 /** What a reply must answer: the request id and app (each checked when given). */

@@ -24,6 +24,12 @@ const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
 // without an answer, so it is posted again at this interval until answered.
 const REPOST_INTERVAL_MS = 250;
 const DEFAULT_DISCOVER_SETTLE_MS = 200;
+// How many applications discover() keeps unless told otherwise (the
+// extension's panel offers 20), and the longest app name it keeps: the
+// surface's own bound on ids (surface.MaxIDBytes), in UTF-8 bytes. Each
+// answer kept is bounded by DEFAULT_LIMITS.replyBytes besides.
+const DEFAULT_DISCOVER_APPS = 20;
+const MAX_APP_BYTES = 256;
 const DEFAULT_PAGE_LIMIT = 20;
 // How many records records() reads unless told otherwise: every window it
 // asks for brings at least one record or ends the walk, so this also bounds
@@ -870,17 +876,47 @@ class SurfaceClient {
   }
 }
 
+// utf8Within reports whether s takes at most max bytes of UTF-8, reading at
+// most max of its code units (each takes one byte or more).
+function utf8Within(s, max) {
+  if (s.length > max) return false;
+  let bytes = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      const next = s.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        bytes += 4;
+        i++;
+        continue;
+      }
+    }
+    bytes += c < 0x80 ? 1 : c < 0x800 ? 2 : 3;
+  }
+  return bytes <= max;
+}
+
+const DISCOVER_OPTIONS = ["window", "timeoutMs", "settleMs", "maxApps"];
+
 /**
  * Finds the surfaces on this page: posts one describe with no app and no
- * records on the window and collects every answer for a short while.
- * Resolves to [{ app, outcome }], one per application that answered.
+ * records on the window and collects the answers for a short while.
+ * Resolves to [{ app, outcome }], one per application that answered, at
+ * most maxApps of them (20 unless given; the first to answer), and ends as
+ * soon as that many did. An answer naming an app of more than 256 bytes
+ * is ignored.
  */
 async function discover(options = {}) {
   if (!isObject(options)) throw clientError(ClientErrorCode.INVALID_ARGUMENT, "discover options must be an object");
+  for (const k of Object.keys(options)) {
+    if (!DISCOVER_OPTIONS.includes(k)) throw clientError(ClientErrorCode.INVALID_ARGUMENT, `discover: unknown option ${JSON.stringify(k)}`);
+  }
   const win = options.window ?? globalThis.window;
   checkWindow(win);
   const timeoutMs = positive("timeoutMs", options.timeoutMs, DEFAULT_CONNECT_TIMEOUT_MS);
   const settleMs = positive("settleMs", options.settleMs, DEFAULT_DISCOVER_SETTLE_MS);
+  const maxApps = nonNegativeInteger("maxApps", options.maxApps, DEFAULT_DISCOVER_APPS);
+  if (maxApps === 0) throw clientError(ClientErrorCode.INVALID_ARGUMENT, "maxApps must be at least 1");
   const origin = win.location.origin;
   const envelope = { protocol: SURFACE_PROTOCOL, id: newRequestId(), method: "describe", input: { limit: 0 } };
   return new Promise((resolve, reject) => {
@@ -901,10 +937,12 @@ async function discover(options = {}) {
       const d = event.data;
       if (!isObject(d) || d.channel !== CHANNEL || d.kind !== "response" || !isObject(d.envelope) || d.envelope.id !== envelope.id) return;
       const app = typeof d.app === "string" ? d.app : undefined;
-      if (found.has(app)) return;
+      // A name no surface would use is not kept, nor looked at further.
+      if (found.has(app) || (app !== undefined && !utf8Within(app, MAX_APP_BYTES))) return;
       // Discovery asks on the window, where any script of the page can answer.
       found.set(app, freeze({ ...classify(d, "describe", { id: envelope.id }), transport: "window", forgeable: true }));
-      if (found.size === 1) {
+      if (found.size >= maxApps) finish(null);
+      else if (found.size === 1) {
         clearTimeout(repost);
         settleTimer = setTimeout(() => finish(null), settleMs);
       }

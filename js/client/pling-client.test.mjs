@@ -644,6 +644,43 @@ describe("several surfaces on one page", () => {
     assert.equal("app" in req, false);
     assert.deepEqual(req.envelope.input, { limit: 0 });
   });
+
+  // A hostile page answers one discover with 60 applications, each named
+  // by a distinct 1 MiB string: all of it was kept and handed on (~60 MiB).
+  test("discover keeps at most 20 apps, none named by more than 256 bytes", async () => {
+    const win = new FakeWindow();
+    fakeSurface(win, { app: "orders", handler: (env) => ok(env.id, ordersDescription()) });
+    win.addEventListener("message", (e) => {
+      const d = e.data;
+      if (d.kind !== "request") return;
+      const answer = (app) => win.postMessage({ channel: CHANNEL, kind: "response", app, envelope: ok(d.envelope.id, ordersDescription()) }, ORIGIN);
+      for (let i = 0; i < 60; i++) answer(`${i}`.padEnd(1 << 20, "x"));
+      for (let i = 0; i < 60; i++) answer(`app-${i}`);
+    });
+    const found = await discover({ window: win, settleMs: 50 });
+    const chars = found.reduce((n, f) => n + (f.app?.length ?? 0), 0);
+    assert.ok(chars <= 20 * 256, `${chars} characters of app names kept`);
+    assert.equal(found.length, 20, `${found.length} apps kept`);
+    // The first 20 to answer: on the window any script of the page can
+    // answer first, so a crowd of names can push a surface out, never in.
+    assert.deepEqual(found.map((f) => f.app), Array.from({ length: 20 }, (_, i) => `app-${i}`));
+
+    // maxApps asks for fewer (or more); anything but a positive integer,
+    // and an unknown option, is refused before anything is posted.
+    assert.equal((await discover({ window: win, settleMs: 50, maxApps: 3 })).length, 3);
+    const before = win.posted.length;
+    for (const maxApps of [0, -1, 2.5, Infinity, "20"]) await rejectsWith(discover({ window: win, maxApps }), ClientErrorCode.INVALID_ARGUMENT);
+    await rejectsWith(discover({ window: win, maxApp: 3 }), ClientErrorCode.INVALID_ARGUMENT);
+    assert.equal(win.posted.length, before);
+  });
+
+  test("an app named by 256 bytes is kept, by 257 is not", async () => {
+    const win = new FakeWindow();
+    const fits = "é".repeat(128); // 256 bytes of UTF-8
+    for (const app of [fits, `${fits}x`]) fakeSurface(win, { app, handler: (env) => ok(env.id, ordersDescription()) });
+    const found = await discover({ window: win, settleMs: 20 });
+    assert.deepEqual(found.map((f) => f.app), [fits]);
+  });
 });
 
 describe("the window transport ignores what is not a reply to it", () => {
