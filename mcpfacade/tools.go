@@ -169,7 +169,7 @@ func recordEnum(c surface.Capability, ctx surface.Context, limit int) []string {
 		if r.ID == "" || seen[r.ID] || (kind != "" && r.Kind != kind) {
 			continue
 		}
-		if strings.ContainsFunc(r.ID, hidden) {
+		if strings.ContainsFunc(r.ID, hidden) || longText(r.ID) {
 			return nil // an enum would withhold the tool; the ids are in the context
 		}
 		seen[r.ID] = true
@@ -199,7 +199,8 @@ func toolDefs(d *surface.Description, enumLimit int) []toolDef {
 		schema := inputSchema(c, recordEnum(c, d.Context, enumLimit))
 		if hidesText(schema) {
 			// A parameter name or a value the model must send back as it
-			// is cannot be shown otherwise: the page gets no tool for it.
+			// is cannot be shown otherwise, nor cut: the page gets no tool
+			// for it.
 			continue
 		}
 		t := &mcp.Tool{
@@ -333,13 +334,27 @@ func hidden(r rune) bool {
 	return r == '\t' || r == '\n' || r == '\r' || unicode.Is(unicode.Zs, r) && r != ' ' || !unicode.IsPrint(r) && r != ' ' || invisible(r)
 }
 
+// longText reports a string longer than the bound on a schema's text.
+func longText(s string) bool {
+	return len(s) > maxSchemaTextShown && utf8.RuneCountInString(s) > maxSchemaTextShown
+}
+
+// unshowable reports a string that cannot be shown as it is: it holds a
+// hidden character or is longer than maxSchemaTextShown.
+func unshowable(s string) bool {
+	return longText(s) || strings.ContainsFunc(s, hidden)
+}
+
 // hidesText reports a key or a string in a schema (titles and descriptions
-// aside, which cleanSchemaText rewrote) that holds a hidden character.
+// aside, which cleanSchemaText rewrote) that holds a hidden character or is
+// longer than maxSchemaTextShown: either would have to be shown otherwise
+// than as it is, and such text is sent back exactly (a property name, an
+// enum or const value) or means something cut (a pattern).
 func hidesText(v any) bool {
 	switch v := v.(type) {
 	case map[string]any:
 		for k, e := range v {
-			if strings.ContainsFunc(k, hidden) {
+			if unshowable(k) {
 				return true
 			}
 			if _, isText := e.(string); isText && (k == "title" || k == "description") {
@@ -352,9 +367,9 @@ func hidesText(v any) bool {
 	case []any:
 		return slices.ContainsFunc(v, hidesText)
 	case []string:
-		return slices.ContainsFunc(v, func(s string) bool { return strings.ContainsFunc(s, hidden) })
+		return slices.ContainsFunc(v, unshowable)
 	case string:
-		return strings.ContainsFunc(v, hidden)
+		return unshowable(v)
 	}
 	return false
 }
@@ -415,6 +430,7 @@ func objectSchema(raw json.RawMessage) map[string]any {
 		}
 	}
 	dropHeaderBindings(v)
+	dropLongAnnotations(v)
 	cleanSchemaText(v)
 	m, isObj := v.(map[string]any)
 	switch {
@@ -451,6 +467,71 @@ func dropHeaderBindings(v any) {
 			dropHeaderBindings(e)
 		}
 	}
+}
+
+// nameMaps are the keywords whose value maps names to schemas: a member
+// named "default" there is a property, not the annotation.
+var nameMaps = map[string]bool{"properties": true, "patternProperties": true, "$defs": true, "definitions": true, "dependentSchemas": true}
+
+// instanceKeywords hold values, not schemas: nothing in them is a keyword.
+var instanceKeywords = map[string]bool{"default": true, "examples": true, "enum": true, "const": true}
+
+// dropLongAnnotations removes from a schema every "default", and every
+// element of "examples", that holds a string or a member name longer than
+// maxSchemaTextShown. They are annotations: the surface validates with its
+// own copy of the schema and never reads them. Cut, such a value would be
+// another value that a model may send as it reads it; kept, it would put
+// the page's text before the model in no bound, as "$comment" would.
+func dropLongAnnotations(v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		if d, ok := v["default"]; ok && holdsLongText(d) {
+			delete(v, "default")
+		}
+		if ex, ok := v["examples"].([]any); ok {
+			kept := slices.DeleteFunc(ex, holdsLongText)
+			if len(kept) == 0 {
+				delete(v, "examples")
+			} else {
+				v["examples"] = kept
+			}
+		}
+		for k, e := range v {
+			switch {
+			case instanceKeywords[k]:
+			case nameMaps[k]:
+				if names, ok := e.(map[string]any); ok {
+					for _, s := range names {
+						dropLongAnnotations(s)
+					}
+				}
+			default:
+				dropLongAnnotations(e)
+			}
+		}
+	case []any:
+		for _, e := range v {
+			dropLongAnnotations(e)
+		}
+	}
+}
+
+// holdsLongText reports a string or a member name longer than
+// maxSchemaTextShown anywhere in a JSON value.
+func holdsLongText(v any) bool {
+	switch v := v.(type) {
+	case string:
+		return longText(v)
+	case []any:
+		return slices.ContainsFunc(v, holdsLongText)
+	case map[string]any:
+		for k, e := range v {
+			if longText(k) || holdsLongText(e) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // cleanSchemaText makes the page's "title" and "description" strings in a
