@@ -541,3 +541,46 @@ func TestLaterScriptWhileLoading(t *testing.T) {
 		t.Errorf("a script that ran while the surface loaded got %+v: if loading is now safe from it, say so in js/README.md's \"Loading the surface first\"", got)
 	}
 }
+
+// TestLaterScriptSecondLoad: once the surface has loaded, a page module
+// that calls loadSurface again gets the real API, whatever a later script
+// planted: a then on Object.prototype that would resolve the call with an
+// API of its own, or the global that names the running loader.
+func TestLaterScriptSecondLoad(t *testing.T) {
+	for name, plant := range map[string]string{
+		"Object.prototype.then": `Object.defineProperty(Object.prototype, "then", { configurable: true,
+			get() { return this !== fake && this && typeof this.createSurface === "function" ? (ok) => { hooked++; ok(fake); } : undefined; } });
+			undo = () => delete Object.prototype.then;`,
+		"the loader's global": `const key = Symbol.for("pling.surface.runtime");
+			const had = globalThis[key];
+			globalThis[key] = { then(ok) { hooked++; ok(window.__plingSurfaceRuntime); return Promise.resolve(fake); } };
+			undo = () => { globalThis[key] = had; };`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := openTab(t, siteURL+"/e2e/harness.html")
+			waitPage(t, p, `window.__e2e && window.__e2e.ready`)
+			type result struct {
+				Hooked int  `json:"hooked"`
+				Real   bool `json:"real"`
+			}
+			got := evalPage[result](t, p, `(async () => {
+				const mod = await import("/pling/pling-surface.js");
+				await mod.loadSurface();
+				let hooked = 0;
+				let undo = () => {};
+				const fake = Object.freeze({ createSurface() { throw new Error("the fake API"); }, defineRegistry() {} });
+				`+plant+`
+				let api;
+				try {
+					api = await mod.loadSurface();
+				} finally {
+					undo();
+				}
+				return { hooked, real: api !== fake && typeof api.createSurface === "function" && api.SURFACE_PROTOCOL === "pling.surface/0.1" };
+			})()`)
+			if got.Hooked != 0 || !got.Real {
+				t.Errorf("the second loadSurface: %+v, want the real API and nothing hooked", got)
+			}
+		})
+	}
+}

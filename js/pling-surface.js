@@ -68,6 +68,9 @@ const mapSet = uncurryThis(Map.prototype.set);
 const mapDelete = uncurryThis(Map.prototype.delete);
 const mapForEach = uncurryThis(Map.prototype.forEach);
 const mapSize = uncurryThis(getOwnPropertyDescriptor(Map.prototype, "size").get);
+const WeakMapCtor = WeakMap;
+const weakMapGet = uncurryThis(WeakMap.prototype.get);
+const weakMapSet = uncurryThis(WeakMap.prototype.set);
 const Uint8ArrayCtor = Uint8Array;
 const typedArrayBuffer = uncurryThis(getOwnPropertyDescriptor(getPrototypeOf(Uint8Array.prototype), "buffer").get);
 const setTimer = globalThis.setTimeout;
@@ -1232,7 +1235,7 @@ function validateOptions(options) {
 // No Go goroutine and no js.FuncOf callback is on the way, so an export
 // may be called at any time, page code that the kernel runs included.
 
-const entriesOf = new WeakMap(); // Go object -> entries
+const entriesOf = new WeakMapCtor(); // Go object -> entries
 
 // Every this many export calls, the Go runtime is resumed once with
 // nothing to do, so that its finalizers run: JS values the bridge made
@@ -1255,7 +1258,7 @@ function sealGo(go) {
 function makeEntries(go, runtime) {
   if (go === null || typeof go !== "object") return undefined;
   sealGo(go);
-  const known = entriesOf.get(go);
+  const known = weakMapGet(entriesOf, go);
   if (known !== undefined) return known.key === runtime.entryKey ? known : undefined;
   const exports = go._inst && go._inst.exports;
   const resume = go._resume;
@@ -1337,7 +1340,7 @@ function makeEntries(go, runtime) {
       else append(deferred, f);
     },
   };
-  entriesOf.set(go, entries);
+  weakMapSet(entriesOf, go, entries);
   // Another module's runtime: its slots are not this runtime's.
   return key === runtime.entryKey ? entries : undefined;
 }
@@ -2103,14 +2106,16 @@ function bind(runtime, entries) {
     return api;
   }
 
-  return freeze({
+  // Its own then (unthenable): resolving loadSurface's Promise with it
+  // asks no then a later script put on Object.prototype.
+  return freeze(unthenable({
     SURFACE_PROTOCOL,
     DEFAULT_SURFACE_RECORD_LIMIT,
     MAX_SURFACE_RECORD_LIMIT,
     SurfaceSessionError,
     defineRegistry,
     createSurface,
-  });
+  }));
 }
 
 function isRuntime(rt) {
@@ -2131,7 +2136,7 @@ export function fromRuntime(runtime, options = {}) {
   return bind(runtime, entries);
 }
 
-const runtimeEntries = new WeakMap(); // runtime started here -> its entries
+const runtimeEntries = new WeakMapCtor(); // runtime started here -> its entries
 
 // ---------------------------------------------------------------------------
 // Shared state: rate limits and replay claims that hold across tabs,
@@ -2552,12 +2557,14 @@ async function startRuntime(options) {
     const runtime = await Promise.race([ready, exited]);
     if (!isRuntime(runtime)) throw new Error("loadSurface: the surface runtime did not start");
     const entries = makeEntries(go, runtime);
-    if (entries !== undefined) runtimeEntries.set(runtime, entries);
+    if (entries !== undefined) weakMapSet(runtimeEntries, runtime, entries);
     return runtime;
   } finally {
     delete globalThis[READY_NAME];
   }
 }
+
+let startedHere; // the start loadSurface made in this module
 
 /**
  * Loads wasm_exec.js and surface.wasm (by default the files beside this
@@ -2568,20 +2575,35 @@ export function loadSurface(options = {}) {
   if (options === null || typeof options !== "object") {
     return Promise.reject(new TypeError("loadSurface options must be an object"));
   }
-  let started = globalThis[LOAD_KEY];
+  // The start this module made is kept here: the global, which lets a copy
+  // of this module loaded under another URL share it, is one a later
+  // script could replace.
+  let started = startedHere !== undefined ? startedHere : globalThis[LOAD_KEY];
   if (started === undefined) {
     started = startRuntime(options);
+    startedHere = started;
     Object.defineProperty(globalThis, LOAD_KEY, { value: started, configurable: true, writable: true });
     started.catch(() => {
+      if (startedHere === started) startedHere = undefined;
       if (globalThis[LOAD_KEY] === started) delete globalThis[LOAD_KEY];
     });
   }
-  return started.then((runtime) => {
-    const entries = runtimeEntries.get(runtime);
-    if (entries === undefined) {
-      // A runtime some other script started: its Go object is not ours.
-      throw new Error("loadSurface: the surface runtime was started without this loader; bind it with fromRuntime(runtime, { go })");
+  // Answered through a Promise of its own (pending), resolved here with
+  // the API bound to a runtime this module started: a later call, made
+  // once the surface loaded, gets the real API whatever a later script put
+  // on Promise.prototype, Object.prototype or the global.
+  const out = pending();
+  whenSettled(started, (runtime) => {
+    try {
+      const entries = weakMapGet(runtimeEntries, runtime);
+      if (entries === undefined) {
+        // A runtime some other script started: its Go object is not ours.
+        throw new Error("loadSurface: the surface runtime was started without this loader; bind it with fromRuntime(runtime, { go })");
+      }
+      out.resolve(bind(runtime, entries));
+    } catch (e) {
+      out.reject(e);
     }
-    return bind(runtime, entries);
-  });
+  }, out.reject);
+  return out.promise;
 }
