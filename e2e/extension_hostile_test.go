@@ -219,6 +219,24 @@ func TestExtensionHostileBounds(t *testing.T) {
 		}
 	})
 
+	t.Run("60 applications named by 1 MiB each: the panel gets 20 short names", func(t *testing.T) {
+		_, panel := open(t, "apps", 60)
+		if state, code, text := status(t, panel); state != "connected" {
+			t.Fatalf("status %s %s %q %+v", state, code, text, panelOutcome(t, panel))
+		}
+		// What discovery handed the panel is what its picker holds.
+		got := evalPage[[]int](t, panel, `(() => {
+			const names = [...document.querySelectorAll('[data-testid="ext-app"] option')].map((o) => o.value);
+			return [names.length, names.reduce((n, a) => n + a.length, 0), names.filter((a, i) => a === "app-" + i).length];
+		})()`)
+		if got[1] > 20*256 {
+			t.Fatalf("the panel holds %d characters of app names", got[1])
+		}
+		if got[0] != 20 || got[2] != 20 {
+			t.Errorf("the picker offers %d apps, %d of them app-0 to app-19 in order", got[0], got[2])
+		}
+	})
+
 	t.Run("a 50 MB describe is refused naming the bound, and not asked for again", func(t *testing.T) {
 		p, panel := open(t, "huge", 50<<20)
 		state, code, text := status(t, panel)

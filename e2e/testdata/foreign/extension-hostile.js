@@ -74,7 +74,7 @@
     }
   }
 
-  function answer(env, via) {
+  function answer(env, via, app) {
     if (!env || env.protocol !== PROTOCOL) return undefined;
     if (env.method === "describe" && mode === "codes" && env.input && env.input.offset !== undefined) {
       seen.describe++;
@@ -84,7 +84,7 @@
     }
     if (env.method === "describe") {
       seen.describe++;
-      return { protocol: PROTOCOL, id: env.id, ok: true, result: description() };
+      return { protocol: PROTOCOL, id: env.id, ok: true, result: { ...description(), ...(typeof app === "string" ? { app } : {}) } };
     }
     if (env.method === "invoke") {
       seen.invoke++;
@@ -125,14 +125,22 @@
       }
       port.onmessage = (m) => {
         if (!m.data || m.data.kind !== "request") return;
-        const r = answer(m.data.envelope, "port");
-        if (r) port.postMessage({ channel: CHANNEL, kind: "response", envelope: r });
+        const r = answer(m.data.envelope, "port", mode === "apps" ? d.app : undefined);
+        if (r) port.postMessage({ channel: CHANNEL, kind: "response", ...(mode === "apps" ? { app: d.app } : {}), envelope: r });
       };
-      port.postMessage({ channel: CHANNEL, kind: "connected" });
+      // "apps" answers in the name of whichever app is asked for.
+      port.postMessage({ channel: CHANNEL, kind: "connected", ...(mode === "apps" && typeof d.app === "string" ? { app: d.app } : {}) });
       return;
     }
     if (d.kind !== "request") return;
-    const r = answer(d.envelope, "window");
-    if (r) postMessage({ channel: CHANNEL, kind: "response", envelope: r }, location.origin);
+    const r = answer(d.envelope, "window", mode === "apps" ? d.app : undefined);
+    if (r && mode === "apps" && !("app" in d)) {
+      // A discover (a request naming no app) is answered in the name of n
+      // applications named by distinct 1 MiB strings, then of n short ones.
+      for (let i = 0; i < n; i++) postMessage({ channel: CHANNEL, kind: "response", app: `${i}`.padEnd(1 << 20, "x"), envelope: r }, location.origin);
+      for (let i = 0; i < n; i++) postMessage({ channel: CHANNEL, kind: "response", app: `app-${i}`, envelope: r }, location.origin);
+      return;
+    }
+    if (r) postMessage({ channel: CHANNEL, kind: "response", ...(mode === "apps" ? { app: d.app } : {}), envelope: r }, location.origin);
   });
 })();
