@@ -49,6 +49,11 @@ type Options struct {
 	// MaxReplyBytes is the largest reply the client reads. Default 2 MiB,
 	// twice the kernel's default response ceiling.
 	MaxReplyBytes int
+	// MaxRecords bounds the records one Records iteration reads: past it
+	// the iteration ends with ErrRecordLimit, whatever total the page
+	// claims. Default 1000; negative: no bound but the caller's context
+	// and break.
+	MaxRecords int
 }
 
 // Defaults of Options.
@@ -57,6 +62,7 @@ const (
 	DefaultRetries       = 2
 	DefaultIDPrefix      = "pling"
 	DefaultMaxReplyBytes = 2 << 20
+	DefaultMaxRecords    = 1000
 )
 
 func defaultBackoff(retry int) time.Duration {
@@ -117,6 +123,9 @@ func New(t Transport, opts Options) *Client {
 	}
 	if opts.MaxReplyBytes <= 0 {
 		opts.MaxReplyBytes = DefaultMaxReplyBytes
+	}
+	if opts.MaxRecords == 0 {
+		opts.MaxRecords = DefaultMaxRecords
 	}
 	return &Client{t: t, opts: opts, closed: make(chan struct{}), known: map[string]struct{}{}}
 }

@@ -59,7 +59,8 @@
 // surface offered on the current route. InvokeRecord uses them to put the
 // record id in the template's record parameter and to refuse, before
 // sending, an id the surface never offered. Records pages through the
-// record window with offset and limit. SyncCapabilities asks for
+// record window with offset and limit, and stops at Options.MaxRecords
+// (1000 by default) whatever total the page claims. SyncCapabilities asks for
 // capabilities: "changed" and reports whether the list differs from the
 // last one it returned, which is what a tools/list_changed notification
 // needs.

@@ -93,6 +93,9 @@ var (
 	// ErrUnknownRecord: InvokeRecord named a record id the surface never
 	// offered as referenceable.
 	ErrUnknownRecord = errors.New("client: record is not referenceable")
+	// ErrRecordLimit ends a Records iteration that read Options.MaxRecords
+	// records short of the total the page reported.
+	ErrRecordLimit = errors.New("client: records: more than Options.MaxRecords")
 )
 
 // ErrOutcomeUnknown is matched by every *OutcomeUnknownError.

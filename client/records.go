@@ -186,8 +186,10 @@ func withMember(in json.RawMessage, key, value string) (json.RawMessage, error) 
 // page through describe's offset and limit (pageSize records a page; 0 or
 // less: the surface's default), until it reaches recordsTotal as the latest
 // page reports it. A failure ends the iteration with a non-nil error, as do
-// a route change while paging and an empty page short of the total (the
-// table changed under the pager). The records become known to InvokeRecord.
+// a route change while paging, an empty page short of the total (the
+// table changed under the pager) and, with ErrRecordLimit, reading
+// Options.MaxRecords records short of it: a page cannot keep the loop
+// going by claiming more. The records become known to InvokeRecord.
 //
 //	for rec, err := range c.Records(ctx, 50) {
 //		if err != nil { ... }
@@ -195,11 +197,14 @@ func withMember(in json.RawMessage, key, value string) (json.RawMessage, error) 
 //	}
 func (c *Client) Records(ctx context.Context, pageSize int) iter.Seq2[surface.RecordView, error] {
 	return func(yield func(surface.RecordView, error) bool) {
-		offset, route := 0, ""
+		offset, route, max := 0, "", c.opts.MaxRecords
 		for page := 0; ; page++ {
 			in := DescribeInput{Offset: new(offset), Changed: true}
 			if pageSize > 0 {
 				in.Limit = new(pageSize)
+				if max > 0 {
+					in.Limit = new(min(pageSize, max-offset))
+				}
 			}
 			d, err := c.Describe(ctx, in)
 			if err != nil {
@@ -213,12 +218,19 @@ func (c *Client) Records(ctx context.Context, pageSize int) iter.Seq2[surface.Re
 				return
 			}
 			for _, r := range d.Context.Records {
+				if max > 0 && offset == max {
+					break // a page larger than asked for
+				}
 				if !yield(r, nil) {
 					return
 				}
+				offset++
 			}
-			offset += len(d.Context.Records)
 			if offset >= d.Context.RecordsTotal {
+				return
+			}
+			if max > 0 && offset >= max {
+				yield(surface.RecordView{}, fmt.Errorf("%w: read %d of %d", ErrRecordLimit, offset, d.Context.RecordsTotal))
 				return
 			}
 			if len(d.Context.Records) == 0 {

@@ -217,6 +217,71 @@ func TestRecords(t *testing.T) {
 			t.Fatalf("%d records, failed %v: want 5 and a failure", n, failed)
 		}
 	})
+	t.Run("a page that claims records without end", func(t *testing.T) {
+		// One record a page, whatever the offset, of a total that never
+		// comes: the iteration stops at MaxRecords and says so.
+		endless := func(max int) (records, describes int, last error) {
+			k := newKernel(t, kernelConfig{records: 1, wrap: func(r surface.Registry) surface.Registry {
+				return surface.RegistryFunc(func(ctx context.Context, q surface.ViewQuery) (*surface.View, error) {
+					v, err := r.View(ctx, q)
+					if err == nil && q.IDs == nil {
+						v.Records = []surface.Record{{ID: fmt.Sprintf("R-%d", q.Offset), Fields: map[string]any{"n": 1}}}
+						v.RecordsTotal = 1e15
+					}
+					return v, err
+				})
+			}})
+			w := &wire{next: client.KernelTransport(k.s)}
+			c := client.New(w, fast(client.Options{MaxRecords: max}))
+			for _, err := range c.Records(ctx, 5) {
+				if err != nil {
+					last = err
+					continue
+				}
+				if records++; records > 5000 {
+					break // the test's own bound: the client has none
+				}
+			}
+			return records, len(w.requests()), last
+		}
+		n, describes, err := endless(0)
+		if n != client.DefaultMaxRecords || describes != client.DefaultMaxRecords || !errors.Is(err, client.ErrRecordLimit) {
+			t.Fatalf("%d records in %d describes, then %v: want %d, %d and ErrRecordLimit", n, describes, err, client.DefaultMaxRecords, client.DefaultMaxRecords)
+		}
+		if n, _, err := endless(1500); n != 1500 || !errors.Is(err, client.ErrRecordLimit) {
+			t.Fatalf("MaxRecords 1500: %d records, then %v", n, err)
+		}
+	})
+	t.Run("MaxRecords reached exactly at the end", func(t *testing.T) {
+		k := newKernel(t, kernelConfig{records: 20})
+		c := client.New(client.KernelTransport(k.s), fast(client.Options{MaxRecords: 20}))
+		n := 0
+		for _, err := range c.Records(ctx, 7) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			n++
+		}
+		if n != 20 {
+			t.Fatalf("%d records, want 20", n)
+		}
+	})
+	t.Run("MaxRecords short of the total", func(t *testing.T) {
+		k := newKernel(t, kernelConfig{records: 20})
+		w := &wire{next: client.KernelTransport(k.s)}
+		c := client.New(w, fast(client.Options{MaxRecords: 12}))
+		n, failed := 0, error(nil)
+		for _, err := range c.Records(ctx, 5) {
+			if err != nil {
+				failed = err
+				continue
+			}
+			n++
+		}
+		if n != 12 || !errors.Is(failed, client.ErrRecordLimit) || len(w.requests()) != 3 {
+			t.Fatalf("%d records in %d describes, then %v: want 12 in 3 and ErrRecordLimit", n, len(w.requests()), failed)
+		}
+	})
 	t.Run("navigation while paging", func(t *testing.T) {
 		k := newKernel(t, kernelConfig{records: 12})
 		c := client.New(client.KernelTransport(k.s), fast(client.Options{}))
