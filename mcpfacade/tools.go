@@ -345,27 +345,48 @@ func unshowable(s string) bool {
 	return longText(s) || strings.ContainsFunc(s, hidden)
 }
 
-// hidesText reports a key or a string in a schema (titles and descriptions
-// aside, which cleanSchemaText rewrote) that holds a hidden character or is
-// longer than maxSchemaTextShown: either would have to be shown otherwise
-// than as it is, and such text is sent back exactly (a property name, an
-// enum or const value) or means something cut (a pattern).
-func hidesText(v any) bool {
+// hidesText reports a key or a string in a schema (the schema's own titles
+// and descriptions aside, which cleanSchemaText rewrote) that holds a hidden
+// character or is longer than maxSchemaTextShown: either would have to be
+// shown otherwise than as it is, and such text is sent back exactly (a
+// property name, an enum or const value, a title inside one) or means
+// something cut (a pattern).
+func hidesText(v any) bool { return hides(v, false) }
+
+// hides is hidesText inside a value (instance) or a schema.
+func hides(v any, instance bool) bool {
 	switch v := v.(type) {
 	case map[string]any:
 		for k, e := range v {
 			if unshowable(k) {
 				return true
 			}
-			if _, isText := e.(string); isText && (k == "title" || k == "description") {
-				continue
-			}
-			if hidesText(e) {
-				return true
+			switch {
+			case instance || instanceKeywords[k]:
+				if hides(e, true) {
+					return true
+				}
+			case nameMaps[k]:
+				if names, ok := e.(map[string]any); ok {
+					for n, sub := range names {
+						if unshowable(n) || hides(sub, false) {
+							return true
+						}
+					}
+				} else if hides(e, false) {
+					return true
+				}
+			default:
+				if _, isText := e.(string); isText && (k == "title" || k == "description") {
+					continue
+				}
+				if hides(e, false) {
+					return true
+				}
 			}
 		}
 	case []any:
-		return slices.ContainsFunc(v, hidesText)
+		return slices.ContainsFunc(v, func(e any) bool { return hides(e, instance) })
 	case []string:
 		return slices.ContainsFunc(v, unshowable)
 	case string:
@@ -430,7 +451,7 @@ func objectSchema(raw json.RawMessage) map[string]any {
 		}
 	}
 	dropHeaderBindings(v)
-	dropLongAnnotations(v)
+	dropUnshowableAnnotations(v)
 	cleanSchemaText(v)
 	m, isObj := v.(map[string]any)
 	switch {
@@ -476,20 +497,22 @@ var nameMaps = map[string]bool{"properties": true, "patternProperties": true, "$
 // instanceKeywords hold values, not schemas: nothing in them is a keyword.
 var instanceKeywords = map[string]bool{"default": true, "examples": true, "enum": true, "const": true}
 
-// dropLongAnnotations removes from a schema every "default", and every
-// element of "examples", that holds a string or a member name longer than
-// maxSchemaTextShown. They are annotations: the surface validates with its
-// own copy of the schema and never reads them. Cut, such a value would be
-// another value that a model may send as it reads it; kept, it would put
-// the page's text before the model in no bound, as "$comment" would.
-func dropLongAnnotations(v any) {
+// dropUnshowableAnnotations removes from a schema every "default", and
+// every element of "examples", that holds a string or a member name that
+// cannot be shown as it is (longer than maxSchemaTextShown, or with a
+// hidden character). They are annotations: the surface validates with its
+// own copy of the schema and never reads them. Rewritten, such a value
+// would be another value that a model may send as it reads it; kept, it
+// would put the page's text before the model in no bound, or hidden, as
+// "$comment" would.
+func dropUnshowableAnnotations(v any) {
 	switch v := v.(type) {
 	case map[string]any:
-		if d, ok := v["default"]; ok && holdsLongText(d) {
+		if d, ok := v["default"]; ok && holdsUnshowable(d) {
 			delete(v, "default")
 		}
 		if ex, ok := v["examples"].([]any); ok {
-			kept := slices.DeleteFunc(ex, holdsLongText)
+			kept := slices.DeleteFunc(ex, holdsUnshowable)
 			if len(kept) == 0 {
 				delete(v, "examples")
 			} else {
@@ -502,31 +525,31 @@ func dropLongAnnotations(v any) {
 			case nameMaps[k]:
 				if names, ok := e.(map[string]any); ok {
 					for _, s := range names {
-						dropLongAnnotations(s)
+						dropUnshowableAnnotations(s)
 					}
 				}
 			default:
-				dropLongAnnotations(e)
+				dropUnshowableAnnotations(e)
 			}
 		}
 	case []any:
 		for _, e := range v {
-			dropLongAnnotations(e)
+			dropUnshowableAnnotations(e)
 		}
 	}
 }
 
-// holdsLongText reports a string or a member name longer than
-// maxSchemaTextShown anywhere in a JSON value.
-func holdsLongText(v any) bool {
+// holdsUnshowable reports a string or a member name that cannot be shown as
+// it is (unshowable) anywhere in a JSON value.
+func holdsUnshowable(v any) bool {
 	switch v := v.(type) {
 	case string:
-		return longText(v)
+		return unshowable(v)
 	case []any:
-		return slices.ContainsFunc(v, holdsLongText)
+		return slices.ContainsFunc(v, holdsUnshowable)
 	case map[string]any:
 		for k, e := range v {
-			if longText(k) || holdsLongText(e) {
+			if unshowable(k) || holdsUnshowable(e) {
 				return true
 			}
 		}
@@ -536,16 +559,28 @@ func holdsLongText(v any) bool {
 
 // cleanSchemaText makes the page's "title" and "description" strings in a
 // schema safe to show (pageText). Other strings (enum values, patterns,
-// defaults) keep their meaning and stay as they are.
+// defaults) keep their meaning and stay as they are, and so does a title
+// or description inside a value (enum, const, default, examples): the
+// value is sent back as it is.
 func cleanSchemaText(v any) {
 	switch v := v.(type) {
 	case map[string]any:
 		for k, e := range v {
-			if s, ok := e.(string); ok && (k == "title" || k == "description") {
-				v[k] = pageText(s, maxSchemaTextShown, false)
-				continue
+			switch {
+			case instanceKeywords[k]:
+			case nameMaps[k]:
+				if names, ok := e.(map[string]any); ok {
+					for _, sub := range names {
+						cleanSchemaText(sub)
+					}
+				}
+			default:
+				if s, ok := e.(string); ok && (k == "title" || k == "description") {
+					v[k] = pageText(s, maxSchemaTextShown, false)
+					continue
+				}
+				cleanSchemaText(e)
 			}
-			cleanSchemaText(e)
 		}
 	case []any:
 		for _, e := range v {

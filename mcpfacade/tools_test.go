@@ -377,6 +377,16 @@ func TestSchemaTextBounded(t *testing.T) {
 		{name: "long required name", schema: `{"type":"object","required":[` + L + `]}`},
 		{name: "long text under another keyword", schema: prop(`{"type":"string","x-instructions":` + L + `}`)},
 		{name: "long text in a nested schema", schema: prop(`{"type":"array","items":{"anyOf":[{"const":` + L + `}]}}`)},
+		// Values are sent back as they are: a title or description inside
+		// one is the value's, never rewritten, so one that cannot be shown
+		// withholds the tool (enum, const) or drops the annotation.
+		{name: "a long title inside an enum value", schema: prop(`{"enum":[{"title":` + L + `},"a"]}`)},
+		{name: "a line break in a description inside a const", schema: prop(`{"const":{"description":"a\nb"}}`)},
+		{name: "a short title inside an enum value kept exactly", schema: prop(`{"enum":[{"title":"Ship now"}]}`), want: prop(`{"enum":[{"title":"Ship now"}]}`)},
+		{name: "a tab inside a default drops it", schema: prop(`{"type":"object","default":{"title":"a\tb"}}`), want: prop(`{"type":"object"}`)},
+		{name: "a hidden character drops one example", schema: prop(`{"type":"string","examples":["a\u200bb","ab"]}`), want: prop(`{"examples":["ab"],"type":"string"}`)},
+		{name: "a property named title is a schema whose text is cleaned", schema: `{"type":"object","properties":{"title":{"type":"string","description":"a\tb"}}}`,
+			want: `{"properties":{"title":{"description":"a b","type":"string"}},"type":"object"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
