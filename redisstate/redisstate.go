@@ -74,7 +74,10 @@ var ErrBadAnswer = errors.New("redisstate: malformed answer from Redis")
 // sorted set holds one member per admitted request, scored by its time; a
 // member is unique because within one microsecond the count only grows
 // (the trim at the start removes the same members for every call of that
-// microsecond). Returns {1, 0} or {0, retry-after in microseconds}.
+// microsecond). The member is named from TIME's own strings: Lua prints a
+// number of 16 digits with 14 (1.7961975274609e+15), which would give two
+// admissions up to 100µs apart with one count the same name, and ZADD would
+// only move it. Returns {1, 0} or {0, retry-after in microseconds}.
 var slidingWindow = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -83,7 +86,7 @@ local max = tonumber(ARGV[2])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
 local n = redis.call('ZCARD', KEYS[1])
 if n < max then
-  redis.call('ZADD', KEYS[1], now, now .. '-' .. n)
+  redis.call('ZADD', KEYS[1], now, t[1] .. '.' .. t[2] .. '-' .. n)
   redis.call('PEXPIRE', KEYS[1], math.ceil(window / 1000) + 1)
   return {1, 0}
 end
