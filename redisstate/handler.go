@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"mime"
 	"net/http"
 	"strconv"
 	"time"
@@ -38,7 +39,9 @@ type handlerRequest struct {
 }
 
 // Handler serves a page's limiter and guard (js/pling-shared.js httpAdapter)
-// from l and g. It answers POST only, with a JSON body
+// from l and g. It answers POST only, with Content-Type application/json
+// (else 415: a cross-site form or text/plain POST needs no preflight and
+// must not spend a budget or claim an id) and a JSON body
 //
 //	{"op":"allow"}                      -> {"allowed":true} | {"allowed":false,"retryAfterMs":n}
 //	{"op":"claim","requestId":"r-1"}    -> {"claim":"claimed"} | {"claim":"replayed"}
@@ -69,6 +72,12 @@ func (o HandlerOptions) serve(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
 		answer(w, http.StatusMethodNotAllowed, `{"error":"method"}`)
+		return
+	}
+	// A cross-site page can send a form or text/plain without a CORS
+	// preflight, with the user's cookies; application/json it cannot.
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		answer(w, http.StatusUnsupportedMediaType, `{"error":"content-type"}`)
 		return
 	}
 	sid, ok := o.Session(r)

@@ -46,6 +46,7 @@ func (b *bySession) Allow(ctx context.Context, key string, _ time.Time) (surface
 func post(t *testing.T, h http.Handler, cookie, body string) (int, string) {
 	t.Helper()
 	r := httptest.NewRequest(http.MethodPost, "/pling/state", strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
 	if cookie != "" {
 		r.Header.Set("Cookie", "sid="+cookie)
 	}
@@ -149,4 +150,43 @@ type nilDeny struct{}
 
 func (nilDeny) Allow(context.Context, string, time.Time) (surface.Decision, error) {
 	return surface.Decision{Verdict: surface.Deny}, nil
+}
+
+// A cross-site page can POST without a preflight only as a form or
+// text/plain, and its cookies go along where SameSite lets them: such a
+// POST with a JSON body must neither spend the victim's budget nor claim
+// the request ids the victim's page will send. The page's adapter always
+// sends application/json, which a cross-origin page cannot without CORS.
+func TestHandlerRefusesSimpleRequests(t *testing.T) {
+	lim := &bySession{Limiter: surface.NewSlidingWindow(100, time.Minute)}
+	h, err := redisstate.Handler(redisstate.HandlerOptions{
+		Session: cookieSession, Limiter: lim, Guard: surface.NewMemoryGuard(100),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := func(contentType, body string) (int, string) {
+		r := httptest.NewRequest(http.MethodPost, "/pling/state", strings.NewReader(body))
+		r.Header.Set("Cookie", "sid=victim")
+		if contentType != "" {
+			r.Header.Set("Content-Type", contentType)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w.Code, w.Body.String()
+	}
+	for _, ct := range []string{"", "text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/jsonx", "application/json, text/plain"} {
+		for _, body := range []string{`{"op":"claim","requestId":"r-1"}`, `{"op":"allow"}`} {
+			if status, out := send(ct, body); status != http.StatusUnsupportedMediaType || out != `{"error":"content-type"}` {
+				t.Fatalf("Content-Type %q, %s: got %d %s", ct, body, status, out)
+			}
+		}
+	}
+	if len(lim.keys) != 0 {
+		t.Fatalf("the limiter was spent %d times by refused requests", len(lim.keys))
+	}
+	// The victim's own page still claims its id first.
+	if status, out := send("application/json; charset=utf-8", `{"op":"claim","requestId":"r-1"}`); status != 200 || out != `{"claim":"claimed"}` {
+		t.Fatalf("the page's own claim: %d %s", status, out)
+	}
 }
