@@ -121,7 +121,14 @@ func (s *Surface) execute(ctx context.Context, call Call) (json.RawMessage, erro
 	case out := <-done:
 		return out.result, out.err
 	case <-ctx.Done():
-		return nil, ErrExecuteTimeout
+		// An answer already given wins: when this goroutine is scheduled
+		// late, both may be ready, and select picks either.
+		select {
+		case out := <-done:
+			return out.result, out.err
+		default:
+			return nil, ErrExecuteTimeout
+		}
 	}
 }
 
