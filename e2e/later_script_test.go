@@ -584,3 +584,54 @@ func TestLaterScriptSecondLoad(t *testing.T) {
 		})
 	}
 }
+
+// TestLaterScriptGlobalEntry: the classic-script entry, once it has loaded
+// the surface, hands a later call of PlingSurface.loadSurface the real API,
+// whether a later script replaced window.PlingSurface or patched
+// Promise.prototype.then.
+func TestLaterScriptGlobalEntry(t *testing.T) {
+	for name, plant := range map[string]string{
+		"window.PlingSurface": `try { window.PlingSurface = Object.freeze({ loadSurface: () => { hooked++; return Promise.resolve(fake); } }); } catch {}
+			try { Object.defineProperty(window, "PlingSurface", { value: { loadSurface: () => { hooked++; return Promise.resolve(fake); } } }); } catch {}`,
+		"Promise.prototype.then": `const then = Promise.prototype.then;
+			Promise.prototype.then = function (ok, fail) {
+				return then.call(this, (v) => { if (v && typeof v.loadSurface === "function") { hooked++; return ok({ loadSurface: () => fake }); } return ok ? ok(v) : v; }, fail);
+			};
+			undo = () => { Promise.prototype.then = then; };`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := openTab(t, siteURL+"/e2e/harness.html")
+			waitPage(t, p, `window.__e2e && window.__e2e.ready`)
+			type result struct {
+				First  bool `json:"first"`
+				Hooked int  `json:"hooked"`
+				Real   bool `json:"real"`
+			}
+			got := evalPage[result](t, p, `(async () => {
+				await new Promise((ok, fail) => {
+					const s = document.createElement("script");
+					s.src = "/pling/pling-surface.global.js";
+					s.onload = ok;
+					s.onerror = () => fail(new Error("pling-surface.global.js did not load"));
+					document.head.append(s);
+				});
+				const real = (api) => api && typeof api.createSurface === "function" && api.SURFACE_PROTOCOL === "pling.surface/0.1";
+				const first = real(await PlingSurface.loadSurface());
+				let hooked = 0;
+				let undo = () => {};
+				const fake = Object.freeze({ createSurface() { throw new Error("the fake API"); }, defineRegistry() {} });
+				`+plant+`
+				let api;
+				try {
+					api = await PlingSurface.loadSurface();
+				} finally {
+					undo();
+				}
+				return { first, hooked, real: api !== fake && real(api) };
+			})()`)
+			if !got.First || got.Hooked != 0 || !got.Real {
+				t.Errorf("PlingSurface.loadSurface after load: %+v, want the real API both times and nothing hooked", got)
+			}
+		})
+	}
+}

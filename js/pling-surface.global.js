@@ -7,25 +7,40 @@
 //   <script>
 //     PlingSurface.loadSurface().then(({ createSurface }) => { ... });
 //   </script>
+//
+// Once the module has loaded, a later script can neither replace
+// window.PlingSurface (it is read-only) nor stand between a call and the
+// module (the module's own loadSurface answers, through no Promise of this
+// file), so later calls get the real API.
 (function () {
   "use strict";
+  if (Object.getOwnPropertyDescriptor(window, "PlingSurface") !== undefined) return; // loaded twice
   var script = document.currentScript;
   var moduleURL = new URL("pling-surface.js", script && script.src ? script.src : document.baseURI).href;
+  var then = Promise.prototype.then;
+  var mod; // the module, once imported
   var loading;
   function load() {
     if (!loading) {
       loading = import(moduleURL);
-      loading.catch(function () {
+      then.call(loading, undefined, function () {
         loading = undefined;
       });
     }
     return loading;
   }
-  window.PlingSurface = Object.freeze({
-    loadSurface: function (options) {
-      return load().then(function (m) {
-        return m.loadSurface(options);
-      });
-    },
+  Object.defineProperty(window, "PlingSurface", {
+    value: Object.freeze({
+      loadSurface: function (options) {
+        if (mod !== undefined) return mod.loadSurface(options);
+        return then.call(load(), function (m) {
+          mod = m;
+          return m.loadSurface(options);
+        });
+      },
+    }),
+    enumerable: true,
+    writable: false,
+    configurable: false,
   });
 })();
