@@ -113,7 +113,10 @@ export declare function bridgeWebMCP(surface: Pick<AgentSurface, "describe" | "h
 // The pure mapping, exported for tests and for other bridges (an MCP facade).
 export declare function toolDefinitions(
   description: SurfaceDescription,
-  options?: Pick<WebMCPOptions, "prefix" | "recordEnumLimit" | "contextTool" | "untrustedContent">,
+  options?: Pick<WebMCPOptions, "prefix" | "recordEnumLimit" | "contextTool" | "untrustedContent"> & {
+    /** Names handed out before, to their capability (null: the context tool); none moves to another. */
+    names?: Map<string, string | null>;
+  },
 ): WebMCPToolDefinition[];
 export declare function toolBaseName(id: string, prefix?: string): string;
 export declare function toolTitle(capability: Pick<Capability, "id">): string;

@@ -51,12 +51,12 @@ export function toolBaseName(id, prefix = "") {
   return (prefix + (s || "tool")).slice(0, MAX_NAME);
 }
 
-function uniqueName(base, taken) {
-  if (!taken.has(base)) return base;
+function uniqueName(base, free) {
+  if (free(base)) return base;
   for (let n = 2; ; n++) {
     const suffix = "-" + n;
     const name = base.slice(0, MAX_NAME - suffix.length) + suffix;
-    if (!taken.has(name)) return name;
+    if (free(name)) return name;
   }
 }
 
@@ -241,23 +241,34 @@ function contextToolDefinition(name, untrustedContent) {
  * order, then the read-only context tool when asked for. Each definition is
  * { name, capability, title, description, inputSchema, annotations };
  * capability is the surface id it invokes (null for the context tool).
+ *
+ * An agent calls a tool by a name it listed earlier, so a name must not
+ * come to call another capability when ids that share a base name come and
+ * go. options.names (a Map from name to capability, null for the context
+ * tool) holds the names handed out before: each capability gets its earlier
+ * name back, and no name goes to a capability other than its first. The
+ * context tool is named first, so page_context is always the read-only one.
  */
 export function toolDefinitions(description, options = {}) {
   const prefix = options.prefix || "";
   const limit = options.recordEnumLimit === undefined ? WEBMCP_DEFAULT_RECORD_ENUM_LIMIT : options.recordEnumLimit;
   const untrusted = options.untrustedContent || false;
   const caps = Array.isArray(description.capabilities) ? description.capabilities : [];
+  const earlier = options.names instanceof Map ? options.names : new Map();
+  const earlierName = new Map(); // capability -> its first name
+  for (const [n, c] of earlier) if (!earlierName.has(c)) earlierName.set(c, n);
   const taken = new Set();
-  const names = caps.map((c) => {
-    const n = uniqueName(toolBaseName(c.id, prefix), taken);
-    taken.add(n);
-    return n;
-  });
+  const nameFor = (capability, base) => {
+    const prev = earlierName.get(capability);
+    const name = prev !== undefined && !taken.has(prev)
+      ? prev
+      : uniqueName(base, (n) => !taken.has(n) && (!earlier.has(n) || earlier.get(n) === capability));
+    taken.add(name);
+    return name;
+  };
   let contextName = null;
-  if (options.contextTool !== false) {
-    contextName = uniqueName(toolBaseName(CONTEXT_TOOL, prefix), taken);
-    taken.add(contextName);
-  }
+  if (options.contextTool !== false) contextName = nameFor(null, toolBaseName(CONTEXT_TOOL, prefix));
+  const names = caps.map((c) => nameFor(c.id, toolBaseName(c.id, prefix)));
   const defs = caps.map((c, i) => {
     const isUntrusted = typeof untrusted === "function" ? callPredicate(untrusted, c) : untrusted === true;
     let recordParam = null;
@@ -469,6 +480,7 @@ export function bridgeWebMCP(surface, options = {}, onStop) {
   const onChange = options.onChange;
 
   const registered = new Map(); // name -> { def, key, controller, live }
+  const bound = new Map(); // every name handed out -> its capability, for as long as the bridge runs
   const warned = new Set();
   let stopped = false;
   let timer = null;
@@ -597,7 +609,8 @@ export function bridgeWebMCP(surface, options = {}, onStop) {
         truncationTold = true;
         warn(`pling-webmcp: the surface lists ${description.capabilities.length} of ${description.capabilitiesTotal} capabilities; only those are offered as tools`);
       }
-      defs = toolDefinitions(description, settings);
+      defs = toolDefinitions(description, { ...settings, names: bound });
+      for (const d of defs) if (!bound.has(d.name)) bound.set(d.name, d.capability);
     } catch (err) {
       // No session, an expired or revoked one, a closed surface, a registry
       // that fails: nothing is offered until describe answers again.

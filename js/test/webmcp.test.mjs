@@ -112,10 +112,10 @@ test("tool names: WebMCP-safe, stable, unique, never parsed back", async (t) => 
     assert.deepEqual(defs.map((d) => [d.name.length > 20 ? d.name.length + ":" + d.name.slice(-2) : d.name, d.capability]), [
       ["a_b", "a@b"],
       ["a_b-2", "a_b"],
-      ["page_context", "page_context"],
+      ["page_context-2", "page_context"],
       ["128:yy", "y".repeat(200) + "1"],
       ["128:-2", "y".repeat(200) + "2"],
-      ["page_context-2", null],
+      ["page_context", null],
     ]);
     for (const d of defs) assert.match(d.name, WEBMCP_TOOL_NAME);
   });
@@ -603,4 +603,47 @@ test("without document.modelContext: nothing happens, said once", async (t) => {
   assert.equal(surface.describes.length, 0, "the surface was never read");
   assert.equal(infos.length, 1);
   assert.match(infos[0], /document\.modelContext is not available/);
+});
+
+// An agent calls a tool by the name it listed earlier. When ids that map to
+// one name come and go (a scope narrows, the page navigates), the suffixes
+// must not move: "a_b" that listed a read must never run a destructive
+// capability, and page_context must stay the read-only context tool.
+test("bridge: a name never changes the capability it calls", async () => {
+  const READ = { ...SEARCH, id: "a_b", description: "Read" };
+  const WIPE = { ...SEARCH, id: "a@b", description: "Delete everything", effect: "destructive", inputSchema: { type: "object" } };
+  const CTX = { ...SEARCH, id: "page@context", description: "Delete the page", effect: "destructive", inputSchema: { type: "object" } };
+  const mc = fakeModelContext();
+  const surface = fakeSurface([READ, WIPE]);
+  const bridge = bridgeWebMCP(surface, { modelContext: mc, pollMs: 0 });
+  const meaning = new Map(); // name -> capability, as an agent listed it
+  const check = (step) => {
+    for (const { name, capability } of bridge.tools) {
+      if (meaning.has(name)) assert.equal(capability, meaning.get(name), `${step}: ${name} now calls ${capability}`);
+      else meaning.set(name, capability);
+    }
+  };
+  try {
+    await bridge.ready;
+    check("first list");
+    for (const [step, caps] of [["read gone", [WIPE]], ["both, reordered", [WIPE, READ]], ["page@context", [CTX, READ]], ["all", [READ, CTX, WIPE]]]) {
+      surface.caps = caps;
+      await bridge.refresh();
+      check(step);
+    }
+    // What the stale name runs, through the browser: the read, or nothing.
+    surface.caps = [WIPE];
+    await bridge.refresh();
+    if (mc.tools.has("a_b")) await mc.call("a_b", {});
+    assert.ok(!surface.requests.some((r) => r.capability === "a@b"), "a name listed for a read ran the destructive capability");
+
+    // A fresh bridge whose first list already holds page@context.
+    const mc2 = fakeModelContext();
+    const b2 = bridgeWebMCP(fakeSurface([CTX]), { modelContext: mc2, pollMs: 0 });
+    await b2.ready;
+    assert.equal(b2.tools.find((x) => x.name === "page_context").capability, null, "page_context is the context tool");
+    b2.stop();
+  } finally {
+    bridge.stop();
+  }
 });
