@@ -580,6 +580,19 @@ func TestExtensionHostileFieldNames(t *testing.T) {
 	}
 }
 
+// watchStalls starts timing p's thread: the function it returns reports
+// the longest the thread went without running a 20 ms timer since then.
+func watchStalls(t *testing.T, p *tab) func() float64 {
+	t.Helper()
+	evalPage[bool](t, p, `(() => {
+		let last = performance.now();
+		window.__gap = 0;
+		setInterval(() => { const now = performance.now(); window.__gap = Math.max(window.__gap, now - last); last = now; }, 20);
+		return true;
+	})()`)
+	return func() float64 { return evalPage[float64](t, p, `window.__gap`) }
+}
+
 // TestExtensionHostileAfterList: an invoke's after-observation is the
 // page's, within the client's 1 MiB. The panel folds it into the records
 // it shows; it once looked each reported record up in every record of
@@ -595,19 +608,13 @@ func TestExtensionHostileAfterList(t *testing.T) {
 	waitConnected(t, panel)
 	selectCapability(t, panel, "notes.add")
 	typeInto(t, panel, "ext-field-note", "folded")
-	// The longest the panel's thread went without running a timer.
-	evalPage[bool](t, panel, `(() => {
-		let last = performance.now();
-		window.__gap = 0;
-		setInterval(() => { const now = performance.now(); window.__gap = Math.max(window.__gap, now - last); last = now; }, 20);
-		return true;
-	})()`)
+	longestStall := watchStalls(t, panel)
 	if got := invokeFromPanel(t, panel); got.Outcome != "success" {
 		t.Fatalf("notes.add: %+v", got)
 	}
 	waitPage(t, panel, `document.querySelector('[data-testid="ext-record-row-R-1"] dd[data-field="note"]').textContent === "folded"`)
 	time.Sleep(100 * time.Millisecond)
-	if gap := evalPage[float64](t, panel, `window.__gap`); gap > 1000 {
+	if gap := longestStall(); gap > 1000 {
 		t.Errorf("the panel's thread stopped for %.0f ms while it read the changes", gap)
 	}
 }
@@ -624,12 +631,7 @@ func TestExtensionHostileDeepJSON(t *testing.T) {
 	b.openTab(t, pageURL)
 	panel := b.openPanel(t, pageURL)
 	waitConnected(t, panel)
-	evalPage[bool](t, panel, `(() => {
-		let last = performance.now();
-		window.__gap = 0;
-		setInterval(() => { const now = performance.now(); window.__gap = Math.max(window.__gap, now - last); last = now; }, 20);
-		return true;
-	})()`)
+	longestStall := watchStalls(t, panel)
 	// Described again with the clock running, then invoked.
 	evalPage[bool](t, panel, `(document.querySelector('[data-testid="ext-state"]').textContent = "", true)`)
 	click(t, panel, "ext-describe")
@@ -647,7 +649,7 @@ func TestExtensionHostileDeepJSON(t *testing.T) {
 			t.Errorf("shown text %d: %d characters, starting %q", i, len(text), short(text))
 		}
 	}
-	if gap := evalPage[float64](t, panel, `window.__gap`); gap > 1000 {
+	if gap := longestStall(); gap > 1000 {
 		t.Errorf("the panel's thread stopped for %.0f ms while it showed the page's JSON", gap)
 	}
 }
