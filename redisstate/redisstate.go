@@ -11,7 +11,9 @@
 //
 // Any failure (Redis down, a timeout, an answer of the wrong shape) is an
 // error, which the kernel turns into RATE_LIMIT_UNAVAILABLE or
-// REPLAY_GUARD_UNAVAILABLE: a request is refused, never let through.
+// REPLAY_GUARD_UNAVAILABLE: a request is refused, never let through. So is
+// a Redis that may evict keys before they expire (a maxmemory with any
+// policy but noeviction): it would forget a claim inside its window.
 package redisstate
 
 import (
@@ -22,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -69,6 +72,44 @@ func (o Options) prefix(kind string) string {
 // cannot have produced.
 var ErrBadAnswer = errors.New("redisstate: malformed answer from Redis")
 
+// ErrMayEvict is returned when Redis has a memory limit and a policy that
+// evicts keys when it is reached: every key here has a TTL, so volatile-*
+// policies take them first, and a claim or a window would vanish before
+// its time. Set maxmemory-policy noeviction (a full Redis then refuses the
+// write, which refuses the request) or no maxmemory.
+var ErrMayEvict = errors.New("redisstate: Redis may evict keys before they expire (maxmemory-policy is not noeviction)")
+
+// evictionRecheck is how long a Redis found not to evict is trusted before
+// it is asked again: its configuration can change while it runs.
+const evictionRecheck = 10 * time.Second
+
+// memoryPolicy answers {maxmemory, maxmemory-policy}. INFO, unlike CONFIG,
+// is allowed on managed Redis services.
+var memoryPolicy = redis.NewScript(`
+local s = redis.call('INFO', 'memory')
+return {string.match(s, 'maxmemory:(%d+)') or '', string.match(s, 'maxmemory_policy:([%w-]+)') or ''}
+`)
+
+// evictionCheck remembers until when Redis was last found not to evict.
+type evictionCheck struct{ okUntil atomic.Int64 }
+
+func (e *evictionCheck) check(ctx context.Context, c redis.Scripter) error {
+	if time.Now().UnixNano() < e.okUntil.Load() {
+		return nil
+	}
+	v, err := memoryPolicy.Run(ctx, c, nil).StringSlice()
+	switch {
+	case err != nil:
+		return err
+	case len(v) != 2 || v[0] == "" || v[1] == "":
+		return ErrBadAnswer
+	case v[0] != "0" && v[1] != "noeviction":
+		return ErrMayEvict
+	}
+	e.okUntil.Store(time.Now().Add(evictionRecheck).UnixNano())
+	return nil
+}
+
 // slidingWindow admits a request when fewer than max admitted requests lie
 // in (now-window, now], now being the server's clock in microseconds. The
 // sorted set holds one member per admitted request, scored by its time; a
@@ -100,6 +141,7 @@ return {0, wait}
 // requests per window per key (the kernel's key is the session id).
 type Limiter struct {
 	c      redis.Scripter
+	evict  evictionCheck
 	opts   Options
 	prefix string
 	max    int
@@ -120,6 +162,9 @@ func NewLimiter(c redis.Scripter, max int, window time.Duration, opts Options) (
 // Allow implements surface.Limiter. now is ignored: Redis's clock decides.
 func (l *Limiter) Allow(ctx context.Context, key string, _ time.Time) (surface.Decision, error) {
 	return bounded(ctx, l.opts.timeout(), func(ctx context.Context) (surface.Decision, error) {
+		if err := l.evict.check(ctx, l.c); err != nil {
+			return surface.Decision{}, err
+		}
 		v, err := slidingWindow.Run(ctx, l.c, []string{l.prefix + key}, l.window.Microseconds(), l.max).Int64Slice()
 		if err != nil {
 			return surface.Decision{}, err
@@ -144,6 +189,7 @@ func (l *Limiter) read(v []int64) (surface.Decision, error) {
 // does not exist, expiring after the window by Redis's clock.
 type Guard struct {
 	c      redis.Cmdable
+	evict  evictionCheck
 	opts   Options
 	prefix string
 }
@@ -171,6 +217,9 @@ func (g *Guard) Claim(ctx context.Context, key surface.ReplayKey, _ time.Time, w
 		// SET NX PX is one atomic command: the first claim sets the key,
 		// every later one inside the window finds it, and Redis's clock
 		// ends the window.
+		if err := g.evict.check(ctx, g.c); err != nil {
+			return 0, err
+		}
 		ok, err := g.c.SetNX(ctx, g.Key(key), "1", px).Result()
 		if err != nil {
 			return 0, err
