@@ -17,7 +17,7 @@ import (
 type HandlerOptions struct {
 	// Session returns the id of the session the backend verified for this
 	// request (from its own cookie or token), or ok false to refuse it with
-	// 401. Required. The body never names the session: a page could name
+	// 401 (an empty id is refused the same way). Required. The body never names the session: a page could name
 	// any.
 	Session func(r *http.Request) (sessionID string, ok bool)
 	// Limiter answers {"op":"allow"}; nil refuses it with 404.
@@ -81,7 +81,7 @@ func (o HandlerOptions) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sid, ok := o.Session(r)
-	if !ok {
+	if !ok || sid == "" { // an empty id names no session; all such callers would share one
 		answer(w, http.StatusUnauthorized, `{"error":"session"}`)
 		return
 	}

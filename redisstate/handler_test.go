@@ -190,3 +190,26 @@ func TestHandlerRefusesSimpleRequests(t *testing.T) {
 		t.Fatalf("the page's own claim: %d %s", status, out)
 	}
 }
+
+// A Session callback that answers ok with an empty id (an anonymous
+// visitor behind a proxy, say) names no session: if it were served, every
+// such visitor would spend one budget and claim in one namespace, one
+// visitor's ids refusing another's.
+func TestHandlerRefusesEmptySession(t *testing.T) {
+	lim := &bySession{Limiter: surface.NewSlidingWindow(100, time.Minute)}
+	h, err := redisstate.Handler(redisstate.HandlerOptions{
+		Session: func(*http.Request) (string, bool) { return "", true },
+		Limiter: lim, Guard: surface.NewMemoryGuard(100),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, body := range []string{`{"op":"allow"}`, `{"op":"claim","requestId":"r-1"}`} {
+		if status, out := post(t, h, "a", body); status != 401 || out != `{"error":"session"}` {
+			t.Fatalf("%s: got %d %s", body, status, out)
+		}
+	}
+	if len(lim.keys) != 0 {
+		t.Fatalf("the limiter was asked for %q", lim.keys)
+	}
+}
