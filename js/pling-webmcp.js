@@ -166,10 +166,11 @@ export function toolInputSchema(capability, recordParam) {
   return schema;
 }
 
+// Object.fromEntries defines members, so a property named "__proto__" (an
+// own member of a schema read from JSON) stays one instead of setting the
+// prototype and vanishing from the schema with its constraints.
 function withoutKey(obj, key) {
-  const out = {};
-  for (const k of Object.keys(obj)) if (k !== key) out[k] = obj[k];
-  return out;
+  return Object.fromEntries(Object.entries(obj).filter(([k]) => k !== key));
 }
 
 function sentence(s) {

@@ -220,6 +220,15 @@ test("input schemas: a template gains its record parameter, the business schema 
     assert.equal(def.inputSchema.properties.target.type, "string");
     assert.deepEqual(def.inputSchema.required, ["target", "note"]);
   });
+  await t.test("a business property named __proto__ keeps its constraints", () => {
+    // The registry's schema arrives as JSON, where "__proto__" is an own member.
+    const inputSchema = JSON.parse('{"type":"object","properties":{"__proto__":{"type":"string","maxLength":3},"note":{"type":"string"}},"required":["__proto__"]}');
+    const [def] = toolDefinitions(description([{ ...NOTE, inputSchema }]), { contextTool: false });
+    const props = def.inputSchema.properties;
+    assert.deepEqual(Object.keys(props), ["record", "__proto__", "note"]);
+    assert.deepEqual(Object.getOwnPropertyDescriptor(props, "__proto__").value, { type: "string", maxLength: 3 });
+    assert.equal(Object.getPrototypeOf(props), Object.prototype);
+  });
   await t.test("no schema: an object schema", () => {
     assert.deepEqual(toolInputSchema({ id: "x" }, null), { type: "object" });
     assert.deepEqual(toolInputSchema({ id: "x@k", record: { param: "record" } }, { name: "record", description: "d", ids: null }), {
