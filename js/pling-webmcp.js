@@ -489,9 +489,21 @@ export function bridgeWebMCP(surface, options = {}, onStop) {
   let chain = Promise.resolve();
   let truncationTold = false;
 
-  // byName is false for a tool the browser refused: the name may be
-  // another registration's (the page's own tool), which must stay.
-  const unregister = (name, byName = true) => {
+  // Implementations without signal support unregister by name.
+  const unregisterByName = (name) => {
+    if (typeof mc.unregisterTool !== "function") return;
+    try {
+      const r = mc.unregisterTool(name);
+      if (r && typeof r.catch === "function") r.catch(() => {});
+    } catch {
+      // not registered there any more
+    }
+  };
+
+  // By name only once the browser accepted the tool: until then (or when it
+  // refused it) the name may be another registration's, the page's own
+  // tool, which must stay.
+  const unregister = (name) => {
     const entry = registered.get(name);
     if (!entry) return;
     registered.delete(name);
@@ -501,15 +513,7 @@ export function bridgeWebMCP(surface, options = {}, onStop) {
     } catch {
       // already aborted
     }
-    if (byName && typeof mc.unregisterTool === "function") {
-      // Implementations without signal support unregister by name.
-      try {
-        const r = mc.unregisterTool(name);
-        if (r && typeof r.catch === "function") r.catch(() => {});
-      } catch {
-        // not registered there any more
-      }
-    }
+    if (entry.accepted) unregisterByName(name);
   };
 
   const execute = (entry) => async (input) => {
@@ -540,7 +544,7 @@ export function bridgeWebMCP(surface, options = {}, onStop) {
 
   const register = (def) => {
     const controller = new AbortController();
-    const entry = { def, key: defKey(def), controller, live: true };
+    const entry = { def, key: defKey(def), controller, live: true, accepted: false };
     registered.set(def.name, entry);
     const tool = {
       name: def.name,
@@ -550,8 +554,14 @@ export function bridgeWebMCP(surface, options = {}, onStop) {
       annotations: def.annotations,
       execute: execute(entry),
     };
+    const accepted = () => {
+      entry.accepted = true;
+      // Taken back while the browser was answering: by name now, for an
+      // implementation that ignores the signal.
+      if (!entry.live && !registered.has(def.name)) unregisterByName(def.name);
+    };
     const refused = (err) => {
-      if (registered.get(def.name) === entry) unregister(def.name, false);
+      if (registered.get(def.name) === entry) unregister(def.name);
       const why = `${def.name}: ${err && err.message ? err.message : err}`;
       if (!warned.has(why)) {
         warned.add(why);
@@ -561,11 +571,12 @@ export function bridgeWebMCP(surface, options = {}, onStop) {
     try {
       const r = mc.registerTool(tool, { signal: controller.signal });
       if (r && typeof r.then === "function") {
-        return Promise.resolve(r).then(() => {}, (err) => {
+        return Promise.resolve(r).then(accepted, (err) => {
           // An abort of our own (a newer list replaced this tool) is no refusal.
           if (!controller.signal.aborted) refused(err);
         });
       }
+      accepted();
     } catch (err) {
       refused(err);
     }

@@ -656,3 +656,43 @@ test("bridge: a name never changes the capability it calls", async () => {
     bridge.stop();
   }
 });
+
+// An implementation that answers registerTool later and also unregisters
+// by name: a stop while the refusal of a duplicate is on its way must not
+// unregister the page's own tool of that name.
+test("bridge: a stop before the browser answers leaves the page's own tool", async (t) => {
+  const mc = fakeModelContext();
+  const register = mc.registerTool.bind(mc);
+  let asked = 0;
+  mc.registerTool = (tool, options) => {
+    asked++;
+    const r = register(tool, options).then(() => null, (err) => err);
+    return new Promise((resolve, reject) => setTimeout(() => r.then((err) => (err ? reject(err) : resolve())), 20));
+  };
+  mc.unregisterTool = (name) => {
+    mc.tools.delete(name);
+  };
+  await register({ name: "orders.search", description: "the page's own", execute() {} });
+  t.mock.method(console, "warn", () => {});
+  const bridge = bridgeWebMCP(fakeSurface([SEARCH]), { modelContext: mc, pollMs: 0 });
+  await until(() => asked > 0, "the bridge to ask for its tools");
+  bridge.stop();
+  await bridge.ready;
+  await new Promise((r) => setTimeout(r, 40));
+  assert.deepEqual(names(mc), ["orders.search"], "the page's own tool is left alone");
+
+  // One that ignores the signal and accepts late: the tool still goes.
+  const mc2 = fakeModelContext();
+  const register2 = mc2.registerTool.bind(mc2);
+  let asked2 = 0;
+  mc2.registerTool = (tool) => {
+    asked2++;
+    return new Promise((resolve) => setTimeout(() => resolve(register2(tool)), 20));
+  };
+  mc2.unregisterTool = (name) => mc2.tools.delete(name);
+  const b2 = bridgeWebMCP(fakeSurface([SEARCH]), { modelContext: mc2, pollMs: 0 });
+  await until(() => asked2 > 0, "the bridge to ask for its tools");
+  b2.stop();
+  await new Promise((r) => setTimeout(r, 40));
+  assert.deepEqual(names(mc2), [], "a tool accepted after stop is unregistered");
+});
