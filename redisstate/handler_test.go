@@ -185,6 +185,22 @@ func TestHandlerRefusesSimpleRequests(t *testing.T) {
 	if len(lim.keys) != 0 {
 		t.Fatalf("the limiter was spent %d times by refused requests", len(lim.keys))
 	}
+	// A cross-origin page that asks first (a preflight) is given no CORS
+	// header, so its browser never sends the JSON POST.
+	r := httptest.NewRequest(http.MethodOptions, "/pling/state", nil)
+	r.Header.Set("Origin", "https://attacker.example")
+	r.Header.Set("Access-Control-Request-Method", "POST")
+	r.Header.Set("Access-Control-Request-Headers", "content-type")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	for name := range w.Header() {
+		if strings.HasPrefix(name, "Access-Control-") {
+			t.Fatalf("a preflight was answered with %s", name)
+		}
+	}
+	if w.Code != http.StatusMethodNotAllowed {
+		t.Fatalf("preflight: %d", w.Code)
+	}
 	// The victim's own page still claims its id first.
 	if status, out := send("application/json; charset=utf-8", `{"op":"claim","requestId":"r-1"}`); status != 200 || out != `{"claim":"claimed"}` {
 		t.Fatalf("the page's own claim: %d %s", status, out)
