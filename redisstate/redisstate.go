@@ -14,6 +14,12 @@
 // REPLAY_GUARD_UNAVAILABLE: a request is refused, never let through. So is
 // a Redis that may evict keys before they expire (a maxmemory with any
 // policy but noeviction): it would forget a claim inside its window.
+//
+// Claims and windows live in Redis's memory. A restart that does not
+// replay every write (appendonly yes with appendfsync always does), or a
+// failover to a replica that had not received them, forgets those of the
+// last window, and a request claimed just before can run once more: run
+// Redis that way where that matters.
 package redisstate
 
 import (
