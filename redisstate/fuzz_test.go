@@ -47,7 +47,7 @@ func FuzzHandler(f *testing.F) {
 			t.Fatalf("status %d (%s) for %q", status, out, body)
 		}
 		for _, k := range lim.keys {
-			if k != "ses-verified" {
+			if k != "ses-verified" && k != "\x00claim:ses-verified" {
 				t.Fatalf("the limiter was asked for %q", k)
 			}
 		}

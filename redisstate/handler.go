@@ -29,6 +29,10 @@ type HandlerOptions struct {
 	ReplayWindow time.Duration
 }
 
+// claimKey puts a session's claim budget beside its rate budget in the
+// Limiter; a session id beginning with a NUL byte is not one a backend issues.
+const claimKey = "\x00claim:"
+
 // maxBody bounds a request body: a request id the kernel accepts is far
 // shorter.
 const maxBody = 8 << 10
@@ -49,7 +53,10 @@ type handlerRequest struct {
 // and 503 {"error":"unavailable"} when the store fails, which the page's
 // adapter turns into RATE_LIMIT_UNAVAILABLE or REPLAY_GUARD_UNAVAILABLE.
 // A body with any other member (a session id above all) is refused with
-// 400. Mount it behind the backend's authentication and its CSRF defence,
+// 400. With a Limiter, claims are also limited per session to the
+// Limiter's rate (429 {"error":"rate"} beyond it), since each one is kept
+// for the replay window; without one, mount the handler behind a rate
+// limit of your own. Mount it behind the backend's authentication and its CSRF defence,
 // as any other state-changing endpoint.
 func Handler(o HandlerOptions) (http.Handler, error) {
 	if o.Session == nil {
@@ -106,6 +113,21 @@ func (o HandlerOptions) serve(w http.ResponseWriter, r *http.Request) {
 			answer(w, http.StatusServiceUnavailable, `{"error":"unavailable"}`)
 		}
 	case req.Op == "claim" && req.RequestID != "" && o.Guard != nil:
+		if o.Limiter != nil {
+			// Every claim is a key kept for the replay window, and this op
+			// is reachable without the allow the kernel makes before each
+			// claim: claims are paid from a budget of their own, as large
+			// as the session's rate limit, which the kernel never exceeds.
+			d, err := o.Limiter.Allow(ctx, claimKey+sid, time.Now())
+			switch {
+			case err != nil || !(d.Verdict == surface.Allow && d.RetryAfter == 0 || d.Verdict == surface.Deny && d.RetryAfter > 0):
+				answer(w, http.StatusServiceUnavailable, `{"error":"unavailable"}`)
+				return
+			case d.Verdict == surface.Deny:
+				answer(w, http.StatusTooManyRequests, `{"error":"rate"}`)
+				return
+			}
+		}
 		d, err := o.Guard.Claim(ctx, surface.ReplayKey{SessionID: sid, RequestID: req.RequestID}, time.Now(), o.ReplayWindow)
 		switch {
 		case err != nil:

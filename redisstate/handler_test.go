@@ -3,6 +3,7 @@ package redisstate_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -104,6 +105,7 @@ func TestHandler(t *testing.T) {
 		})
 	}
 	for _, k := range lim.keys {
+		k = strings.TrimPrefix(k, "\x00claim:") // a session's claim budget
 		if k != "ses-a" && k != "ses-b" {
 			t.Fatalf("the limiter was asked for %q, not a verified session", k)
 		}
@@ -227,5 +229,48 @@ func TestHandlerRefusesEmptySession(t *testing.T) {
 	}
 	if len(lim.keys) != 0 {
 		t.Fatalf("the limiter was asked for %q", lim.keys)
+	}
+}
+
+// The claim op is reachable without the allow before it that the kernel
+// always makes, and every claim is a key kept for the replay window: a
+// client of one session posting fresh ids would fill the store. Claims
+// are paid from a budget of the session's own as large as its rate limit,
+// which the kernel never exceeds (it claims only after an admitted allow).
+func TestHandlerBoundsClaims(t *testing.T) {
+	const max = 5
+	lim := &bySession{Limiter: surface.NewSlidingWindow(max, time.Minute)}
+	guard := surface.NewMemoryGuard(1000)
+	h, err := redisstate.Handler(redisstate.HandlerOptions{Session: cookieSession, Limiter: lim, Guard: guard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The page's own flow: allow, then claim, up to the limit.
+	for i := 0; i < max; i++ {
+		if status, out := post(t, h, "a", `{"op":"allow"}`); status != 200 || out != `{"allowed":true}` {
+			t.Fatalf("allow %d: %d %s", i, status, out)
+		}
+		if status, out := post(t, h, "a", fmt.Sprintf(`{"op":"claim","requestId":"r-%d"}`, i)); status != 200 || out != `{"claim":"claimed"}` {
+			t.Fatalf("claim %d after its allow: %d %s", i, status, out)
+		}
+	}
+	// A flood of fresh ids from session b, without allows.
+	claimed := 0
+	for i := 0; i < 200; i++ {
+		status, out := post(t, h, "b", fmt.Sprintf(`{"op":"claim","requestId":"junk-%d"}`, i))
+		switch {
+		case status == 200 && out == `{"claim":"claimed"}`:
+			claimed++
+		case status == http.StatusTooManyRequests && out == `{"error":"rate"}`:
+		default:
+			t.Fatalf("flood claim %d: %d %s", i, status, out)
+		}
+	}
+	if claimed > max {
+		t.Fatalf("%d fresh ids claimed in one window by one session, max %d", claimed, max)
+	}
+	// The flood spent b's claims, not its rate budget nor a's.
+	if status, out := post(t, h, "b", `{"op":"allow"}`); status != 200 || out != `{"allowed":true}` {
+		t.Fatalf("b's allow after the flood: %d %s", status, out)
 	}
 }
