@@ -306,8 +306,10 @@ func TestSharedHTTPBackendOnRedis(t *testing.T) {
 		t.Fatalf("executions: %d, want 8", n)
 	}
 	// Claims are shared too: an id one context ran is a replay in the
-	// other. The budget is spent, so give it a fresh session's worth.
-	if err := rc.Del(context.Background(), "pling:rl:"+fmt.Sprint(len(app))+":"+app+":ses-user-1").Err(); err != nil {
+	// other. The budget is spent, so give it a fresh session's worth (its
+	// rate and the claims the handler pays from it).
+	prefix := "pling:rl:" + fmt.Sprint(len(app)) + ":" + app + ":"
+	if err := rc.Del(context.Background(), prefix+"ses-user-1", prefix+"\x00claim:ses-user-1").Err(); err != nil {
 		t.Fatal(err)
 	}
 	first := executedIn(t, tabs[0])
