@@ -27,6 +27,7 @@ export const WEBMCP_TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 const NAME_CHAR = /[A-Za-z0-9_.-]/;
 const MAX_NAME = 128;
 const CONTEXT_TOOL = "page_context";
+const CONTEXT_INPUT = Object.freeze(["offset", "limit", "record"]);
 
 const OPTION_NAMES = Object.freeze([
   "pollMs", "prefix", "recordEnumLimit", "contextTool", "untrustedContent", "modelContext", "onChange",
@@ -527,6 +528,12 @@ export function bridgeWebMCP(surface, options = {}, onStop) {
     // Whatever the agent sent goes to the surface as it is (a tool without
     // parameters may be called with nothing); the surface judges it.
     const given = input === undefined || input === null ? {} : input;
+    // Except for page_context: a protocol describe also takes capabilities:
+    // "changed", which moves the session's remembered signature and would
+    // hide a change from another agent of the same session.
+    if (def.capability === null && !(isObject(given) && Object.keys(given).every((k) => CONTEXT_INPUT.includes(k)))) {
+      return { outcome: "protocol_error", isError: true, requestId: id, error: { code: "INVALID_REQUEST", message: "page_context takes only offset, limit and record" } };
+    }
     const request = def.capability === null
       ? { protocol: PROTOCOL, id, method: "describe", input: given }
       : { protocol: PROTOCOL, id, method: "invoke", capability: def.capability, input: given };

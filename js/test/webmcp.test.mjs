@@ -696,3 +696,31 @@ test("bridge: a stop before the browser answers leaves the page's own tool", asy
   await new Promise((r) => setTimeout(r, 40));
   assert.deepEqual(names(mc2), [], "a tool accepted after stop is unregistered");
 });
+
+// page_context is a describe through handle(), and a protocol describe can
+// also ask capabilities: "changed", which moves the session's remembered
+// signature: an agent on this tool would hide a change from another agent
+// of the same session. The tool takes what its schema lists and nothing
+// else, refused before the surface is asked.
+test("bridge: page_context takes only offset, limit and record", async () => {
+  const mc = fakeModelContext();
+  const surface = fakeSurface([SEARCH]);
+  surface.answer = (req) => ({ protocol: P, id: req.id, ok: true, result: description([SEARCH]) });
+  const bridge = bridgeWebMCP(surface, { modelContext: mc, pollMs: 0 });
+  try {
+    await bridge.ready;
+    for (const input of [{ capabilities: "changed" }, { offset: 0, capabilities: "full" }, { limit: 1, extra: 1 }, "x", [1]]) {
+      const before = surface.requests.length;
+      const out = await mc.call("page_context", input);
+      assert.equal(out.outcome, "protocol_error", JSON.stringify(input));
+      assert.equal(out.error.code, "INVALID_REQUEST");
+      assert.equal(surface.requests.length, before, `${JSON.stringify(input)} reached the surface`);
+    }
+    const ok = await mc.call("page_context", { offset: 1, limit: 2, record: ["SO-1"] });
+    assert.equal(ok.outcome, "ok");
+    assert.deepEqual(surface.requests.at(-1).input, { offset: 1, limit: 2, record: ["SO-1"] });
+    assert.equal((await mc.call("page_context", undefined)).outcome, "ok");
+  } finally {
+    bridge.stop();
+  }
+});
