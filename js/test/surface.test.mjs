@@ -870,6 +870,12 @@ test("what the surface hands page code inherits nothing a later script plants", 
     session: () => session(),
     execute: (id, argsJson, context) => {
       seen.push(["context", context.delegationId, context.record, context.via]);
+      // Nor can anything be planted on what it inherits from.
+      const proto = Object.getPrototypeOf(context);
+      if (proto !== null) {
+        try { proto.via = "person"; } catch { /* frozen */ }
+        seen.push(["proto", Object.getPrototypeOf(proto), Object.keys(proto)[0], context.via]);
+      }
       return { hits: 1 };
     },
     onAudit: (e) => seen.push(["audit", e.code, e.approval, e.delegationId]),
@@ -884,8 +890,11 @@ test("what the surface hands page code inherits nothing a later script plants", 
     for (const k of Object.keys(planted)) delete Object.prototype[k];
   }
   eq(r.ok, true, "invoke");
-  eq([...new Set(seen.map((e) => e[0]))].sort(), ["audit", "context", "ids"], "what page code was handed");
-  for (const e of seen) assert(e.slice(1).every((v) => v === undefined), `page code read ${JSON.stringify(e)}`);
+  eq([...new Set(seen.map((e) => e[0]))].filter((k) => k !== "proto").sort(), ["audit", "context", "ids"], "what page code was handed");
+  for (const e of seen) {
+    if (e[0] === "proto") assert(e[1] === null && e[2] === undefined && e[3] === undefined, `the context's prototype: ${JSON.stringify(e)}`);
+    else assert(e.slice(1).every((v) => v === undefined), `page code read ${JSON.stringify(e)}`);
+  }
   surface.close();
 });
 
