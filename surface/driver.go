@@ -94,18 +94,23 @@ func (s *Surface) readView(ctx context.Context, q ViewQuery) (v *View, err error
 type execOutcome struct {
 	result json.RawMessage
 	err    error
+	at     time.Time // when the executor returned
 }
 
 // execute calls the executor once, with a deadline, containing panics. A
 // call that outlives the deadline is abandoned with its context cancelled
 // (ErrExecuteTimeout); its effect is unknown, which the INTERNAL_ERROR says
-// without detail.
+// without detail. What decides is when the executor returned, not which
+// channel this goroutine saw first: scheduled late, it may find both the
+// answer and the deadline ready, and an executor that answers because its
+// context ended answered after the deadline.
 func (s *Surface) execute(ctx context.Context, call Call) (json.RawMessage, error) {
 	if x, ok := s.opts.Execute.(TimedExecutor); ok {
 		return s.executeTimed(ctx, x, call)
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.opts.ExecuteTimeout)
 	defer cancel()
+	deadline, _ := ctx.Deadline()
 	done := make(chan execOutcome, 1) // buffered: a late answer never blocks
 	go func() {
 		var out execOutcome
@@ -113,23 +118,25 @@ func (s *Surface) execute(ctx context.Context, call Call) (json.RawMessage, erro
 			if r := recover(); r != nil {
 				out = execOutcome{err: errors.New("executor panicked: " + sprint.Sprint(r))}
 			}
+			out.at = time.Now()
 			done <- out
 		}()
 		out.result, out.err = s.opts.Execute.Execute(ctx, call)
 	}()
+	var out execOutcome
 	select {
-	case out := <-done:
-		return out.result, out.err
+	case out = <-done:
 	case <-ctx.Done():
-		// An answer already given wins: when this goroutine is scheduled
-		// late, both may be ready, and select picks either.
 		select {
-		case out := <-done:
-			return out.result, out.err
+		case out = <-done:
 		default:
 			return nil, ErrExecuteTimeout
 		}
 	}
+	if !out.at.Before(deadline) {
+		return nil, ErrExecuteTimeout
+	}
+	return out.result, out.err
 }
 
 // executeTimed calls an executor that keeps the limit itself, on this

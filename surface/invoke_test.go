@@ -420,6 +420,37 @@ func TestInvokeTimeout(t *testing.T) {
 	cCheck(t, f.handle(cInvoke("next", "orders.search", nil)), "")
 }
 
+// TestInvokeTimeoutByWhenTheExecutorReturned: what decides a timeout is
+// when the executor returned. One that answers because its context ended
+// answered after the deadline: always a timeout, with its message, never
+// its own error or result, however the goroutines are scheduled. One that
+// answered before the deadline is never a timeout.
+func TestInvokeTimeoutByWhenTheExecutorReturned(t *testing.T) {
+	for _, late := range []surface.ExecutorFunc{
+		func(ctx context.Context, _ surface.Call) (json.RawMessage, error) { <-ctx.Done(); return nil, ctx.Err() },
+		func(ctx context.Context, _ surface.Call) (json.RawMessage, error) { <-ctx.Done(); return json.RawMessage(`{"late":true}`), nil },
+	} {
+		s := pNewSurface(t, surfacetest.Orders(2), func(o *surface.Options) {
+			o.Execute, o.ExecuteTimeout = late, time.Millisecond
+		})
+		for i := range 200 {
+			m := pDo(t, s, fmt.Sprintf(`{"protocol":"pling.surface/0.1","id":"t-%d","method":"invoke","capability":"orders.search","input":{}}`, i))
+			if pCode(m) != "INTERNAL_ERROR" || m["error"].(map[string]any)["message"] != "executor did not answer in time" {
+				t.Fatalf("invoke %d: %v, want INTERNAL_ERROR: executor did not answer in time", i, m)
+			}
+		}
+	}
+	s := pNewSurface(t, surfacetest.Orders(2), func(o *surface.Options) {
+		o.Execute = surface.ExecutorFunc(func(context.Context, surface.Call) (json.RawMessage, error) { return json.RawMessage(`{"ok":1}`), nil })
+		o.ExecuteTimeout = time.Second
+	})
+	for i := range 50 {
+		if m := pDo(t, s, fmt.Sprintf(`{"protocol":"pling.surface/0.1","id":"a-%d","method":"invoke","capability":"orders.search","input":{}}`, i)); m["ok"] != true {
+			t.Fatalf("invoke %d: %v", i, m)
+		}
+	}
+}
+
 // TestInvokeTimeoutUncooperative: an executor that ignores its context is
 // abandoned all the same; the invoke does not wait for it.
 func TestInvokeTimeoutUncooperative(t *testing.T) {
