@@ -427,8 +427,14 @@ func TestInvokeTimeout(t *testing.T) {
 // answered before the deadline is never a timeout.
 func TestInvokeTimeoutByWhenTheExecutorReturned(t *testing.T) {
 	for _, late := range []surface.ExecutorFunc{
-		func(ctx context.Context, _ surface.Call) (json.RawMessage, error) { <-ctx.Done(); return nil, ctx.Err() },
-		func(ctx context.Context, _ surface.Call) (json.RawMessage, error) { <-ctx.Done(); return json.RawMessage(`{"late":true}`), nil },
+		func(ctx context.Context, _ surface.Call) (json.RawMessage, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		},
+		func(ctx context.Context, _ surface.Call) (json.RawMessage, error) {
+			<-ctx.Done()
+			return json.RawMessage(`{"late":true}`), nil
+		},
 	} {
 		s := pNewSurface(t, surfacetest.Orders(2), func(o *surface.Options) {
 			o.Execute, o.ExecuteTimeout = late, time.Millisecond
