@@ -183,6 +183,7 @@ type memPoint struct {
 	Requests int            `json:"requests"`
 	Bytes    int64          `json:"bytes"`
 	Audited  int            `json:"audited"`
+	Limited  int            `json:"limited"` // refused by the rate limit, then sent again
 	Stats    map[string]int `json:"stats"`
 }
 

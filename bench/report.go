@@ -288,9 +288,9 @@ func (r *report) markdown() (string, error) {
 	}
 
 	if len(r.memory) > 0 {
-		b.WriteString("\n## Memory of the Go instance\n\n| requests | linear memory | audit events | bridge stats |\n|---:|---:|---:|---|\n")
+		b.WriteString("\n## Memory of the Go instance\n\n| requests | linear memory | audit events | rate-limited, retried | bridge stats |\n|---:|---:|---:|---:|---|\n")
 		for _, p := range r.memory {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", thousands(p.Requests), fmtMiB(p.Bytes), thousands(p.Audited), fmtStats(p.Stats))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", thousands(p.Requests), fmtMiB(p.Bytes), thousands(p.Audited), thousands(p.Limited), fmtStats(p.Stats))
 		}
 	}
 	if r.sizeSurface.Raw > 0 {

@@ -22,10 +22,11 @@ let audited = 0;
 // Every control on, as in the invoke benchmark, and the replay guard with
 // its default five-minute window, which holds every invoke id of this run:
 // what must stay flat is what the surface keeps beyond that. The rate
-// limiter gets a one-second window. maxRequests is above the rate one page
-// can sustain, and no larger, because the limiter keeps 8 bytes for each
-// request admitted in its window, in a ring that grows with the rate up to
-// maxRequests.
+// limiter gets a one-second window and 10,000 requests in it: the limiter
+// keeps 8 bytes for each request admitted in its window, in a ring that
+// grows with the rate up to maxRequests, so the bound is not raised. A fast
+// machine sustains more than that; runTo then waits as the refusal says
+// and sends the request again, as a client would.
 const surface = createSurface({
   registry: defineRegistry(page.parts),
   execute: page.execute,
@@ -40,6 +41,7 @@ const surface = createSurface({
 });
 
 let done = 0;
+let limited = 0; // refusals of the rate limit, waited out
 const request = (i) =>
   i % 2 === 0
     ? { protocol: PROTOCOL, id: `m-${i}`, method: "describe" }
@@ -50,6 +52,12 @@ const request = (i) =>
 async function runTo(total) {
   while (done < total) {
     const r = await surface.handle(request(done));
+    if (!r.ok && r.error.code === "RATE_LIMITED") {
+      // Refused before its id was claimed: the same request again, later.
+      await new Promise((resolve) => setTimeout(resolve, r.error.retryAfterMs));
+      limited += 1;
+      continue;
+    }
     if (!r.ok) throw new Error(`request ${done} failed: ${JSON.stringify(r.error)}`);
     done += 1;
   }
@@ -58,6 +66,7 @@ async function runTo(total) {
     requests: done,
     bytes: memory.buffer.byteLength,
     audited,
+    limited,
     stats: rt && typeof rt.stats === "function" ? { ...rt.stats() } : null,
   };
 }
