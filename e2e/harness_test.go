@@ -41,6 +41,13 @@ type tab struct {
 // page exception and console error the tab reported.
 func openTab(t *testing.T, url string) *tab {
 	t.Helper()
+	return openTabFirst(t, url, "")
+}
+
+// openTabFirst is openTab with first, when not empty, run in the page's
+// world before any script of the document (and of every later one).
+func openTabFirst(t *testing.T, url, first string) *tab {
+	t.Helper()
 	tabCtx, cancelTab := chromedp.NewContext(browser)
 	// The first Run opens the tab; the tab lives as long as tabCtx, so the
 	// deadline goes on a child context.
@@ -61,6 +68,11 @@ func openTab(t *testing.T, url string) *tab {
 	})
 	if err := chromedp.Listen(tabCtx, p.onEvent); err != nil {
 		t.Fatalf("listen: %v", err)
+	}
+	if first != "" {
+		if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: first}); err != nil {
+			t.Fatalf("add the first script: %v", err)
+		}
 	}
 	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
 		t.Fatalf("navigate to %s: %v", url, err)

@@ -485,17 +485,33 @@ func TestPrivateChannelFreedOnNavigation(t *testing.T) {
 }
 
 // TestDemoLoadsTheSurfaceFirst: the demo does what the page-author guide
-// asks, since pages copy it: the surface's module is its first script and
-// every script is a module, so none runs before the surface.
+// asks, since pages copy it: its first script awaits loadSurface() at its
+// top level, every script is a module, and the page's own code runs only
+// once the surface has loaded. A script planted before every script of the
+// document sees main.js publish __demo and records whether the runtime was
+// up by then.
 func TestDemoLoadsTheSurfaceFirst(t *testing.T) {
-	p := openDemo(t)
+	p := openTabFirst(t, siteURL+"/", `Object.defineProperty(window, "__demo", {
+		configurable: true,
+		get() { return undefined; },
+		set(v) {
+			window.__runtimeAtMain = typeof globalThis.__plingSurfaceRuntime;
+			Object.defineProperty(window, "__demo", { value: v, writable: true, enumerable: true, configurable: true });
+		},
+	});`)
+	waitPage(t, p, `typeof window.__demo === "object"`)
+	evalPage[bool](t, p, `window.__demo.ready.then(() => true)`)
+	p.startAgent(t)
+	if got := evalPage[string](t, p, `window.__runtimeAtMain`); got != "object" {
+		t.Errorf("when main.js ran, the surface runtime was %q: the page's code ran while the surface was loading", got)
+	}
 	type script struct {
 		Src  string `json:"src"`
 		Type string `json:"type"`
 	}
 	got := evalPage[[]script](t, p, `[...document.scripts].map((s) => ({ src: s.getAttribute("src") || "(inline)", type: s.type }))`)
-	if len(got) == 0 || got[0].Src != "pling/pling-surface.js" {
-		t.Fatalf("scripts %+v, want pling/pling-surface.js first", got)
+	if len(got) == 0 || got[0].Src != "boot.js" {
+		t.Fatalf("scripts %+v, want boot.js first", got)
 	}
 	for _, s := range got {
 		if s.Type != "module" {

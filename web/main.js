@@ -2,14 +2,13 @@
 // surface. The page's own UI works without the surface runtime; the surface
 // is added on top and never replaces anything.
 
+import { loaded } from "./boot.js";
 import * as store from "./store.js";
 import { $ } from "./dom.js";
 import { mountOrders } from "./orders-ui.js";
 import { mountDelegation, currentSession, isOpenMode, onDelegationChange, sessionState } from "./delegation.js";
 import { mountConsole } from "./console.js";
 import { addAuditEvent, auditEvents } from "./audit.js";
-
-const RUNTIME_URL = "./pling/pling-surface.js";
 
 let surfaces = null; // { delegated, open } once the runtime is loaded
 let active = null; // { surface, stop } of the surface listening now
@@ -46,18 +45,15 @@ window.__demo = Object.freeze({
 });
 
 async function startSurface() {
-  setRuntimeStatus("loading", "Agent surface: loading…");
-  let runtime;
-  try {
-    const mod = await import(RUNTIME_URL);
-    runtime = await mod.loadSurface();
-  } catch (err) {
+  // boot.js loaded the runtime before this module ran.
+  if (loaded.error) {
+    const err = loaded.error;
     setRuntimeStatus("unavailable", "Agent surface: runtime not loaded");
     $("runtime-status").title = String(err && err.message ? err.message : err);
     console.warn("orders: agent surface runtime unavailable:", err);
     throw err;
   }
-  const { createSurface, defineRegistry } = runtime;
+  const { createSurface, defineRegistry } = loaded.api;
 
   // The registry is the page's own: the same actions, records and state the
   // table renders from. version() lets the runtime skip re-reading actions
