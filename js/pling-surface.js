@@ -262,15 +262,20 @@ function pageJSON(v) {
 }
 // What the prototypes held at load: a polyfill that ran before this module
 // is the page's own environment; only a change since then is refused.
-const TOJSON_PROTOTYPES = freeze([ObjectPrototype, ArrayPrototype, FunctionPrototype]);
-const TOJSON_AT_LOAD = freeze([toJSONOf(ObjectPrototype), toJSONOf(ArrayPrototype), toJSONOf(FunctionPrototype)]);
+// Date.prototype has a toJSON of its own, which a later script could
+// replace to rewrite every date in a result or a record.
+const TOJSON_PROTOTYPES = freeze([ObjectPrototype, ArrayPrototype, FunctionPrototype, Date.prototype]);
+const TOJSON_AT_LOAD = freeze([toJSONOf(ObjectPrototype), toJSONOf(ArrayPrototype), toJSONOf(FunctionPrototype), toJSONOf(Date.prototype)]);
 function toJSONOf(proto) {
   const d = getOwnPropertyDescriptor(proto, "toJSON");
   return d === undefined ? undefined : hasOwn(d, "value") ? d.value : d.get;
 }
 function toJSONPlanted() {
   for (let i = 0; i < TOJSON_PROTOTYPES.length; i++) {
-    if (toJSONOf(TOJSON_PROTOTYPES[i]) !== TOJSON_AT_LOAD[i]) return true;
+    // Where there was none at load, any own toJSON is a change, found
+    // without making a descriptor (this runs twice per text of the page's).
+    const changed = TOJSON_AT_LOAD[i] === undefined ? hasOwn(TOJSON_PROTOTYPES[i], "toJSON") : toJSONOf(TOJSON_PROTOTYPES[i]) !== TOJSON_AT_LOAD[i];
+    if (changed) return true;
   }
   return false;
 }

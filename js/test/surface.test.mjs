@@ -224,6 +224,26 @@ test("an array with a hole or a member beside its elements is refused, not fille
   surface.close();
 });
 
+test("a toJSON put on Date.prototype after load fails every read of the page's data", async ({ api }) => {
+  let runs = 0;
+  const { surface } = page(api, { execute: () => (runs++, { shippedAt: new Date(0) }) });
+  const before = await surface.handle(invokeReq("dj1", "orders.search", { q: "x" }));
+  eq(before.ok && before.result.shippedAt, "1970-01-01T00:00:00.000Z", "a date in a result, before");
+  const saved = Object.getOwnPropertyDescriptor(Date.prototype, "toJSON");
+  Object.defineProperty(Date.prototype, "toJSON", { value: () => "forged", configurable: true, writable: true });
+  try {
+    // The kernel would read what the patch wrote as the page's own data:
+    // refused instead, before the executor runs.
+    const res = await surface.handle(invokeReq("dj2", "orders.search", { q: "x" }));
+    eq([res.ok, res.error && res.error.code, runs], [false, "INTERNAL_ERROR", 1], "with Date.prototype.toJSON replaced");
+  } finally {
+    Object.defineProperty(Date.prototype, "toJSON", saved);
+  }
+  const after = await surface.handle(invokeReq("dj3", "orders.search", { q: "x" }));
+  eq(after.ok && after.result.shippedAt, "1970-01-01T00:00:00.000Z", "a date in a result, after");
+  surface.close();
+});
+
 test("toJSON and toString are never called on a request", async ({ api }) => {
   const { surface, execs } = page(api);
   // The hooks count calls on the request's own objects and otherwise leave
