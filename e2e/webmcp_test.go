@@ -798,6 +798,7 @@ func TestWebMCPUnavailable(t *testing.T) {
 	}
 	// The demo does not even load the bridge there.
 	d := openTab(t, siteURL+"/")
+	waitPage(t, d, `typeof window.__demo === "object"`)
 	evalPage[bool](t, d, `window.__demo.ready.then(() => true)`)
 	if evalPage[bool](t, d, `performance.getEntriesByType("resource").some((e) => e.name.endsWith("/pling-webmcp.js"))`) {
 		t.Error("the demo loaded pling-webmcp.js in a browser without WebMCP")
