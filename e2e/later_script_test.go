@@ -651,3 +651,52 @@ func TestLaterScriptGlobalEntry(t *testing.T) {
 		})
 	}
 }
+
+// TestLaterScriptDates: JSON.stringify writes a Date through members of
+// Date.prototype (toJSON, which calls Symbol.toPrimitive, valueOf and
+// toISOString), so a later script replacing one of them would rewrite
+// every date in the page's data and its executor's results. Each attempt
+// either fails, leaving the date as it was, or makes the call fail closed
+// before the executor runs.
+func TestLaterScriptDates(t *testing.T) {
+	for name, plant := range map[string]string{
+		"toJSON":             `Date.prototype.toJSON = function () { return "forged"; };`,
+		"toISOString":        `Date.prototype.toISOString = function () { return "forged"; };`,
+		"valueOf":            `Date.prototype.valueOf = function () { return NaN; };`,
+		"Symbol.toPrimitive": `Object.defineProperty(Date.prototype, Symbol.toPrimitive, { value: () => NaN, configurable: true });`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := openTab(t, siteURL+"/e2e/harness.html")
+			waitPage(t, p, `window.__e2e && window.__e2e.ready`)
+			type result struct {
+				Before string `json:"before"`
+				After  string `json:"after"`
+				Code   string `json:"code"`
+				Runs   int    `json:"runs"`
+			}
+			got := evalPage[result](t, p, `(async () => {
+				const { createSurface, defineRegistry } = await (await import("/pling/pling-surface.js")).loadSurface();
+				let runs = 0;
+				const surface = createSurface({
+					registry: defineRegistry({ actions: [{ id: "orders.shipped", description: "When the order shipped", effect: "read",
+						inputSchema: { type: "object", additionalProperties: false } }] }),
+					execute: () => (runs++, { at: new Date(0) }),
+				});
+				const call = (id) => surface.handle({ protocol: "pling.surface/0.1", id, method: "invoke", capability: "orders.shipped", input: {} });
+				const first = await call("d1");
+				try { `+plant+` } catch {}
+				const r = await call("d2");
+				surface.close();
+				return { before: first.result.at, after: r.ok ? String(r.result.at) : "", code: r.ok ? "" : r.error.code, runs };
+			})()`)
+			const iso = "1970-01-01T00:00:00.000Z"
+			if got.Before != iso {
+				t.Fatalf("before the patch the date read %q, want %q", got.Before, iso)
+			}
+			failedClosed := got.Code == string(surface.CodeInternalError) && got.Runs == 1
+			if got.After != iso && !failedClosed {
+				t.Errorf("after a later script replaced Date.prototype.%s: %+v; want the date %q, or INTERNAL_ERROR with the executor not run", name, got, iso)
+			}
+		})
+	}
+}

@@ -1415,7 +1415,10 @@ function pinBuiltins(g) {
     if (!hasOwn(C, Symbol.hasInstance)) defineProperty(C, Symbol.hasInstance, { __proto__: null, value: hasInstance, configurable: false });
   }
   pinAll(g.Math, ["floor"]);
-  pinAll(g.Date.prototype, ["getTime"]);
+  // JSON.stringify writes a Date through its toJSON, which calls
+  // Symbol.toPrimitive, valueOf and toISOString: replaced, they would
+  // rewrite every date in the page's data and its executor's results.
+  pinAll(g.Date.prototype, ["getTime", "toJSON", "toISOString", "valueOf", Symbol.toPrimitive]);
   pinAll(g.Date, ["now"]);
   pinAll(g.Map.prototype, ["get", "set", "delete", "has"]);
   pinAll(g.Array.prototype, ["push", "pop", "fill"]);
