@@ -29,8 +29,7 @@ type frameMark struct {
 // be seen. If any of this broke, the hostile tests could pass for the wrong
 // reason.
 func TestHarnessControl(t *testing.T) {
-	p := openTab(t, siteURL+"/e2e/harness.html")
-	waitPage(t, p, `window.__e2e && window.__e2e.ready`)
+	p := openHarness(t)
 	p.startAgent(t)
 
 	id := evalAgent[string](t, p, `agent.id()`)

@@ -44,6 +44,15 @@ func openTab(t *testing.T, url string) *tab {
 	return openTabFirst(t, url, "")
 }
 
+// openHarness opens the bare harness page, whose tests load the surface
+// themselves, and waits until it is ready.
+func openHarness(t *testing.T) *tab {
+	t.Helper()
+	p := openTab(t, siteURL+"/e2e/harness.html")
+	waitPage(t, p, `window.__e2e && window.__e2e.ready`)
+	return p
+}
+
 // openTabFirst is openTab with first, when not empty, run in the page's
 // world before any script of the document (and of every later one).
 func openTabFirst(t *testing.T, url, first string) *tab {

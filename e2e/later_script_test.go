@@ -536,8 +536,7 @@ func TestDemoLoadsTheSurfaceFirst(t *testing.T) {
 // setter planted on Object.prototype for a member wasm_exec.js gives the Go
 // object is handed that object, with the kernel's memory.
 func TestLaterScriptWhileLoading(t *testing.T) {
-	p := openTab(t, siteURL+"/e2e/harness.html")
-	waitPage(t, p, `window.__e2e && window.__e2e.ready`)
+	p := openHarness(t)
 	type caught struct {
 		Loaded   bool `json:"loaded"`
 		MemBytes int  `json:"memBytes"`
@@ -573,8 +572,7 @@ func TestLaterScriptSecondLoad(t *testing.T) {
 			undo = () => { globalThis[key] = had; };`,
 	} {
 		t.Run(name, func(t *testing.T) {
-			p := openTab(t, siteURL+"/e2e/harness.html")
-			waitPage(t, p, `window.__e2e && window.__e2e.ready`)
+			p := openHarness(t)
 			type result struct {
 				Hooked int  `json:"hooked"`
 				Real   bool `json:"real"`
@@ -616,8 +614,7 @@ func TestLaterScriptGlobalEntry(t *testing.T) {
 			undo = () => { Promise.prototype.then = then; };`,
 	} {
 		t.Run(name, func(t *testing.T) {
-			p := openTab(t, siteURL+"/e2e/harness.html")
-			waitPage(t, p, `window.__e2e && window.__e2e.ready`)
+			p := openHarness(t)
 			type result struct {
 				First  bool `json:"first"`
 				Hooked int  `json:"hooked"`
@@ -666,8 +663,7 @@ func TestLaterScriptDates(t *testing.T) {
 		"Symbol.toPrimitive": `Object.defineProperty(Date.prototype, Symbol.toPrimitive, { value: () => NaN, configurable: true });`,
 	} {
 		t.Run(name, func(t *testing.T) {
-			p := openTab(t, siteURL+"/e2e/harness.html")
-			waitPage(t, p, `window.__e2e && window.__e2e.ready`)
+			p := openHarness(t)
 			type result struct {
 				Before string `json:"before"`
 				After  string `json:"after"`
