@@ -264,11 +264,17 @@ function pageJSON(v) {
 // is the page's own environment; only a change since then is refused.
 // Date.prototype has a toJSON of its own, which a later script could
 // replace to rewrite every date in a result or a record.
-const TOJSON_PROTOTYPES = freeze([ObjectPrototype, ArrayPrototype, FunctionPrototype, Date.prototype]);
+// In a page it is pinned at load (pinBuiltins), and the check drops it.
+let TOJSON_PROTOTYPES = freeze([ObjectPrototype, ArrayPrototype, FunctionPrototype, Date.prototype]);
 const TOJSON_AT_LOAD = freeze([toJSONOf(ObjectPrototype), toJSONOf(ArrayPrototype), toJSONOf(FunctionPrototype), toJSONOf(Date.prototype)]);
 function toJSONOf(proto) {
   const d = getOwnPropertyDescriptor(proto, "toJSON");
   return d === undefined ? undefined : hasOwn(d, "value") ? d.value : d.get;
+}
+/** Whether Date.prototype.toJSON can no longer change: no per-call check is needed then. */
+function dateToJSONFixed() {
+  const d = getOwnPropertyDescriptor(Date.prototype, "toJSON");
+  return d !== undefined && !d.configurable && hasOwn(d, "value") && !d.writable && d.value === TOJSON_AT_LOAD[3];
 }
 function toJSONPlanted() {
   for (let i = 0; i < TOJSON_PROTOTYPES.length; i++) {
@@ -1467,6 +1473,7 @@ if (PAGE_WINDOW !== undefined) {
   } catch {
     // A built-in missing here: the rest is pinned.
   }
+  if (dateToJSONFixed()) TOJSON_PROTOTYPES = freeze([ObjectPrototype, ArrayPrototype, FunctionPrototype]);
 }
 
 // ---------------------------------------------------------------------------
