@@ -76,6 +76,15 @@ var laterPatches = []struct {
 			if (text.startsWith('{"agentId"')) { const f = new TextEncoder().encode(window.__forgedText()); const out = new Uint8Array(v.length); out.set(f.slice(0, v.length)); return out; }
 			return v;
 		}; } catch {} }`, "", "revoked", "", false},
+	// The glue's pool of free value ids and its map of values to ids: a
+	// later script's methods would hand a value the page's next surface
+	// brings (its host, its session getter) an id the kernel still uses.
+	{"Array.prototype.pop and Map.prototype.get hand the glue ids in use", `{ const pop = Array.prototype.pop, get = Map.prototype.get;
+		const fromGlue = () => /wasm_exec/.test(new Error().stack);
+		try { Array.prototype.pop = function () { return this.length === 0 && fromGlue() ? 7 : pop.call(this); }; } catch {}
+		try { Map.prototype.get = function (k) { const v = get.call(this, k);
+			return v === undefined && k !== null && (typeof k === "object" || typeof k === "function") && fromGlue() ? 5 : v; }; } catch {} }`,
+		"", "revoked", "", false},
 	{"an index setter on Array.prototype", `{ try { Object.defineProperty(Array.prototype, "2", { configurable: true, set(v) {
 			Object.defineProperty(this, "2", { value: v, writable: true, enumerable: true, configurable: true }); } }); } catch {} }`,
 		"", "revoked", surface.CodeInternalError, true},
@@ -554,6 +563,34 @@ func TestLaterScriptWhileLoading(t *testing.T) {
 	})()`)
 	if !got.Loaded || got.MemBytes == 0 {
 		t.Errorf("a script that ran while the surface loaded got %+v: if loading is now safe from it, say so in js/README.md's \"Loading the surface first\"", got)
+	}
+}
+
+// TestLaterScriptWhileLoadingGlueMethods: the glue's id pool and maps get
+// their own methods once the runtime has started; until then it uses
+// Array.prototype's and Map.prototype's, so loadSurface refuses to start
+// the runtime when a script replaced one of them after the module loaded.
+func TestLaterScriptWhileLoadingGlueMethods(t *testing.T) {
+	for _, m := range []string{"Array.prototype.pop", "Array.prototype.push", "Map.prototype.get", "Map.prototype.delete"} {
+		t.Run(m, func(t *testing.T) {
+			p := openHarness(t)
+			got := evalPage[string](t, p, `(async () => {
+				const mod = await import("/pling/pling-surface.js");
+				const had = `+m+`;
+				`+m+` = function (...a) { return had.apply(this, a); };
+				try {
+					await mod.loadSurface();
+					return "loaded";
+				} catch (e) {
+					return String(e.message);
+				} finally {
+					`+m+` = had;
+				}
+			})()`)
+			if !strings.Contains(got, "changed before the surface runtime started") {
+				t.Errorf("loadSurface with %s replaced while loading: %q, want it refused", m, got)
+			}
+		})
 	}
 }
 

@@ -694,6 +694,10 @@ test("a later script's prototype patches put no words and no other records into 
       return plant(Array.prototype, { slice(a, b) { return slice.call(this, a, b).reverse(); } });
     }],
     ["Math.min hides the record ids", () => plant(Math, { min: () => 0 })],
+    ["Array.prototype.push adds a record", () => {
+      const { push } = Array.prototype;
+      return plant(Array.prototype, { push(...v) { if (v[0] && v[0].id === "SO-1") push.call(this, { id: "SO-666", fields: { note: "forged" } }); return push.apply(this, v); } });
+    }],
   ];
   for (const [name, patch] of patches) {
     const restore = patch();
@@ -706,6 +710,54 @@ test("a later script's prototype patches put no words and no other records into 
     eq(got, want, name);
   }
   surface.close();
+});
+
+test("a later script's Array.prototype.pop or Map.prototype.get hands the Go runtime's glue no other value's id", async ({ api }) => {
+  const first = page(api);
+  const want = await first.surface.handle(invokeReq("g0", "orders.search", { q: "x" }));
+  const wantDescription = await first.surface.describe();
+  // The glue (wasm_exec.js) pops a free id for every new value that crosses
+  // to Go (a surface's host and its functions, as the page creates one) and
+  // looks values up in a Map: answered by these, it would store the value
+  // over one the kernel still holds (ids 5 and 7 are the global object and
+  // the first value Go took).
+  const { pop } = Array.prototype;
+  const { get } = Map.prototype;
+  const fromGlue = () => /wasm_exec/.test(new Error().stack);
+  let asked = 0;
+  Array.prototype.pop = function () {
+    if (this.length === 0 && fromGlue()) {
+      asked++;
+      return 7;
+    }
+    return pop.call(this);
+  };
+  Map.prototype.get = function (k) {
+    const v = get.call(this, k);
+    if (v === undefined && k !== null && (typeof k === "object" || typeof k === "function") && fromGlue()) {
+      asked++;
+      return 5;
+    }
+    return v;
+  };
+  const got = [];
+  let second;
+  try {
+    second = page(api);
+    for (const p of [first, second]) {
+      got.push(await p.surface.handle(invokeReq("g" + got.length, "orders.search", { q: "x" })));
+      got.push(await p.surface.describe());
+    }
+  } finally {
+    Array.prototype.pop = pop;
+    Map.prototype.get = get;
+  }
+  eq(asked, 0, "calls of the glue that reached the patched methods");
+  for (const i of [0, 2]) eq([got[i].ok, got[i].result], [want.ok, want.result], `invoke ${i}`);
+  for (const i of [1, 3]) eq(got[i], wantDescription, `describe ${i}`);
+  eq([first.execs.length, second.execs.length], [2, 1], "executor runs");
+  first.surface.close();
+  second.surface.close();
 });
 
 test("expose as a list and as a predicate", async ({ api }) => {
