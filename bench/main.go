@@ -172,6 +172,15 @@ func run(cfg config) error {
 			return err
 		}
 	}
+	if !cfg.profile {
+		if err := timed("the page's own code, before and after loading the surface", func() error {
+			var err error
+			rep.pageCost, err = measurePageCost(s)
+			return err
+		}); err != nil {
+			return err
+		}
+	}
 	rep.loadAfter = loadAverage()
 	s.stop()
 

@@ -220,6 +220,43 @@ func measureMemory(s *session, checkpoints []int, progress func(string)) ([]memP
 	return out, t.healthy()
 }
 
+// pageOp is one operation of page-cost.html: ns per call in each timed
+// round, before loadSurface() and after it.
+type pageOp struct {
+	Name   string    `json:"name"`
+	Before []float64 `json:"before"`
+	After  []float64 `json:"after"`
+}
+
+// measurePageCost opens page-cost.html, which times everyday page code
+// before and after it loads the surface.
+func measurePageCost(s *session) ([]pageOp, error) {
+	t, err := s.openTab(5*time.Minute, true)
+	if err != nil {
+		return nil, err
+	}
+	defer t.close()
+	if err := t.navigate(s.base + "/bench/page-cost.html"); err != nil {
+		return nil, err
+	}
+	if err := waitFor(t, `window.__pageCost && window.__pageCost.ready`, 60*time.Second); err != nil {
+		return nil, fmt.Errorf("page-cost.html never got ready: %w (%v)", err, t.healthy())
+	}
+	if ok, err := eval[bool](t, `window.__pageCost.isolated`); err != nil || !ok {
+		return nil, fmt.Errorf("page-cost.html is not cross-origin isolated (%v)", err)
+	}
+	ops, err := eval[[]pageOp](t, `window.__pageCost.run()`)
+	if err != nil {
+		return nil, err
+	}
+	for _, op := range ops {
+		if len(op.Before) == 0 || len(op.After) != len(op.Before) {
+			return nil, fmt.Errorf("page cost: %s has %d and %d samples", op.Name, len(op.Before), len(op.After))
+		}
+	}
+	return ops, t.healthy()
+}
+
 // profileVariants records a CPU profile of each variant run alone and
 // writes it (loadable in DevTools) with a summary of where its time goes.
 func profileVariants(t *tab, dir string, n int, progress func(string)) error {

@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"os/exec"
 	"sort"
 	"strings"
@@ -25,6 +26,7 @@ type report struct {
 	startup                startupResult
 	trips                  roundTrips
 	memory                 []memPoint
+	pageCost               []pageOp
 }
 
 // row is one line of the targets table.
@@ -186,7 +188,39 @@ func (r *report) rows() ([]row, error) {
 				sSum: &s, name: "concurrent-surface"})
 		}
 	}
+	if len(r.pageCost) > 0 {
+		rw, err := pageCostRow(r.pageCost)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, rw)
+	}
 	return rows, nil
+}
+
+// pageCostRow sums up page-cost.html: the geometric mean of the operations'
+// after ÷ before ratios, and the worst of them.
+func pageCostRow(ops []pageOp) (row, error) {
+	logSum, worst, worstName := 0.0, 0.0, ""
+	for _, op := range ops {
+		b, err := summarize(op.Before, "ns")
+		if err != nil {
+			return row{}, fmt.Errorf("page cost %s: %w", op.Name, err)
+		}
+		a, err := summarize(op.After, "ns")
+		if err != nil {
+			return row{}, fmt.Errorf("page cost %s: %w", op.Name, err)
+		}
+		ratio := a.Median / b.Median
+		logSum += math.Log(ratio)
+		if ratio > worst {
+			worst, worstName = ratio, op.Name
+		}
+	}
+	mean := math.Exp(logSum / float64(len(ops)))
+	return row{num: "P", what: fmt.Sprintf("the page's own code after loading the surface (%d everyday operations)", len(ops)),
+		baseline: "the same code before, same page", base: "1.00×", surf: fmt.Sprintf("%.2f×", mean), ratio: mean,
+		target: "report only", note: fmt.Sprintf("geometric mean; the most: %s, %.2f×", worstName, worst)}, nil
 }
 
 func fmtVal(v float64, unit string) string {
@@ -291,6 +325,19 @@ func (r *report) markdown() (string, error) {
 		b.WriteString("\n## Memory of the Go instance\n\n| requests | linear memory | audit events | rate-limited, retried | bridge stats |\n|---:|---:|---:|---:|---|\n")
 		for _, p := range r.memory {
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", thousands(p.Requests), fmtMiB(p.Bytes), thousands(p.Audited), thousands(p.Limited), fmtStats(p.Stats))
+		}
+	}
+	if len(r.pageCost) > 0 {
+		b.WriteString("\n## What loading the surface costs the page's own code\n\n")
+		b.WriteString("page-cost.html times each operation in rounds of 10,000 calls, before `loadSurface()` and after it, in the same page (row P).\n\n")
+		b.WriteString("| operation | before (ns per call) | after | after ÷ before |\n|---|---:|---:|---:|\n")
+		for _, op := range r.pageCost {
+			bs, errB := summarize(op.Before, "ns")
+			as, errA := summarize(op.After, "ns")
+			if errB != nil || errA != nil {
+				continue
+			}
+			fmt.Fprintf(&b, "| %s | %.1f | %.1f | %.2f× |\n", op.Name, bs.Median, as.Median, as.Median/bs.Median)
 		}
 	}
 	if r.sizeSurface.Raw > 0 {

@@ -247,3 +247,22 @@ func TestRowsFloor(t *testing.T) {
 		t.Errorf("floor vs echo: %+v", got)
 	}
 }
+
+func TestPageCostRow(t *testing.T) {
+	ops := []pageOp{
+		{Name: "fast", Before: []float64{10, 10, 10}, After: []float64{10, 10, 10}},
+		{Name: "slow", Before: []float64{2, 2, 2}, After: []float64{8, 8, 8}},
+		{Name: "odd", Before: []float64{5, 4, 6}, After: []float64{4, 4, 4}}, // median 5 → 4
+	}
+	rw, err := pageCostRow(ops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := math.Cbrt(1 * 4 * 0.8)
+	if math.Abs(rw.ratio-want) > 1e-9 || rw.pass != nil || !strings.Contains(rw.note, "slow, 4.00×") {
+		t.Errorf("row %+v, want the geometric mean %.4f, no verdict, slow as the largest", rw, want)
+	}
+	if _, err := pageCostRow([]pageOp{{Name: "empty"}}); err == nil {
+		t.Error("an operation without samples gave a row")
+	}
+}
