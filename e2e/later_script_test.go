@@ -594,6 +594,29 @@ func TestLaterScriptWhileLoadingGlueMethods(t *testing.T) {
 	}
 }
 
+// TestLoadingLeavesPageBuiltinsAlone: the surface makes read-only only the
+// built-ins the glue looks up as it runs; Array.prototype and Map.prototype,
+// which pages polyfill and whose fast paths every array and map of the page
+// uses, stay as they were (row P of make bench measures what that saves).
+func TestLoadingLeavesPageBuiltinsAlone(t *testing.T) {
+	p := openHarness(t)
+	got := evalPage[[]string](t, p, `(async () => {
+		const mod = await import("/pling/pling-surface.js");
+		await mod.loadSurface();
+		const fixed = [];
+		for (const [o, names] of [[Array.prototype, ["push", "pop", "fill", "slice", "map"]], [Map.prototype, ["get", "set", "delete", "has"]], [Promise, ["resolve"]]]) {
+			for (const n of names) {
+				const d = Object.getOwnPropertyDescriptor(o, n);
+				if (!d.writable || !d.configurable) fixed.push(n);
+			}
+		}
+		return fixed;
+	})()`)
+	if len(got) != 0 {
+		t.Errorf("loading the surface made %v read-only", got)
+	}
+}
+
 // TestLaterScriptSecondLoad: once the surface has loaded, a page module
 // that calls loadSurface again gets the real API, whatever a later script
 // planted: a then on Object.prototype that would resolve the call with an
