@@ -21,6 +21,31 @@ type startupResult struct {
 	hello, surface []float64
 }
 
+// openPage opens one of the benchmark pages in a tab of its own and waits
+// until the page's global (window.__bench, __memory, __pageCost) says it is
+// ready and cross-origin isolated: without isolation its clock is too coarse
+// to measure. The caller closes the tab.
+func openPage(s *session, page, global string, timeout time.Duration, fresh bool) (*tab, error) {
+	t, err := s.openTab(timeout, fresh)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.navigate(s.base + "/bench/" + page); err != nil {
+		t.close()
+		return nil, err
+	}
+	if err := waitFor(t, "window."+global+" && window."+global+".ready", 60*time.Second); err != nil {
+		err = fmt.Errorf("%s never got ready: %w (%v)", page, err, t.healthy())
+		t.close()
+		return nil, err
+	}
+	if ok, err := eval[bool](t, "window."+global+".isolated"); err != nil || !ok {
+		t.close()
+		return nil, fmt.Errorf("%s is not cross-origin isolated (%v): its clock is too coarse to measure", page, err)
+	}
+	return t, nil
+}
+
 // measureStartup loads the two startup pages alternately, each load in a
 // fresh browser context: warm pairs first (discarded), then pairs timed.
 func measureStartup(s *session, pairs, warm int, progress func(string)) (startupResult, error) {
@@ -81,20 +106,11 @@ type sameDescription struct {
 // them. With profileDir set it then records a CPU profile of each variant.
 func measureRoundTrips(s *session, n, warm int, profileDir string, progress func(string)) (roundTrips, error) {
 	r := roundTrips{samples: map[string][]float64{}}
-	t, err := s.openTab(10*time.Minute, false)
+	t, err := openPage(s, "bench.html", "__bench", 10*time.Minute, false)
 	if err != nil {
 		return r, err
 	}
 	defer t.close()
-	if err := t.navigate(s.base + "/bench/bench.html"); err != nil {
-		return r, err
-	}
-	if err := waitFor(t, `window.__bench && window.__bench.ready`, 60*time.Second); err != nil {
-		return r, fmt.Errorf("bench.html never got ready: %w (%v)", err, t.healthy())
-	}
-	if ok, err := eval[bool](t, `window.__bench.isolated`); err != nil || !ok {
-		return r, fmt.Errorf("bench.html is not cross-origin isolated (%v): its clock is too coarse to measure", err)
-	}
 	agent, err := os.ReadFile(filepath.Join(s.cfg.site, "bench", "agent.js"))
 	if err != nil {
 		return r, err
@@ -190,20 +206,11 @@ type memPoint struct {
 // measureMemory opens memory.html (a fresh Go instance) and reads its
 // linear memory at each checkpoint of a run of total requests.
 func measureMemory(s *session, checkpoints []int, progress func(string)) ([]memPoint, error) {
-	t, err := s.openTab(15*time.Minute, false)
+	t, err := openPage(s, "memory.html", "__memory", 15*time.Minute, false)
 	if err != nil {
 		return nil, err
 	}
 	defer t.close()
-	if err := t.navigate(s.base + "/bench/memory.html"); err != nil {
-		return nil, err
-	}
-	if err := waitFor(t, `window.__memory && window.__memory.ready`, 60*time.Second); err != nil {
-		return nil, fmt.Errorf("memory.html never got ready: %w (%v)", err, t.healthy())
-	}
-	if ok, err := eval[bool](t, `window.__memory.isolated`); err != nil || !ok {
-		return nil, fmt.Errorf("memory.html is not cross-origin isolated (%v)", err)
-	}
 	var out []memPoint
 	start := time.Now()
 	for _, c := range checkpoints {
@@ -231,20 +238,11 @@ type pageOp struct {
 // measurePageCost opens page-cost.html, which times everyday page code
 // before and after it loads the surface.
 func measurePageCost(s *session) ([]pageOp, error) {
-	t, err := s.openTab(5*time.Minute, true)
+	t, err := openPage(s, "page-cost.html", "__pageCost", 5*time.Minute, true)
 	if err != nil {
 		return nil, err
 	}
 	defer t.close()
-	if err := t.navigate(s.base + "/bench/page-cost.html"); err != nil {
-		return nil, err
-	}
-	if err := waitFor(t, `window.__pageCost && window.__pageCost.ready`, 60*time.Second); err != nil {
-		return nil, fmt.Errorf("page-cost.html never got ready: %w (%v)", err, t.healthy())
-	}
-	if ok, err := eval[bool](t, `window.__pageCost.isolated`); err != nil || !ok {
-		return nil, fmt.Errorf("page-cost.html is not cross-origin isolated (%v)", err)
-	}
 	ops, err := eval[[]pageOp](t, `window.__pageCost.run()`)
 	if err != nil {
 		return nil, err
