@@ -77,6 +77,8 @@ const operations = [
     for (let i = 0; i < 20; i++) s += Promise.resolve(i) === settled ? 0 : 1;
     return s;
   }],
+  // Awaited, so timed with the microtasks it runs.
+  ["await Promise.all of two, then", async () => (await Promise.all([settled, settled]).then(add)) ? 1 : 0, true],
 ];
 
 const CALLS = 10_000; // per round
@@ -85,14 +87,15 @@ const ROUNDS = 9; // rounds, timed
 
 // samples times every operation's rounds, interleaved so that none runs
 // against a machine the others did not meet: ns per call, one per round.
-function samples() {
+async function samples() {
   const out = operations.map(() => []);
   let sink = 0;
   for (let round = -WARM; round < ROUNDS; round++) {
     for (let k = 0; k < operations.length; k++) {
-      const f = operations[k][1];
+      const [, f, awaited] = operations[k];
       const t0 = performance.now();
-      for (let i = 0; i < CALLS; i++) sink += f();
+      if (awaited) for (let i = 0; i < CALLS; i++) sink += await f();
+      else for (let i = 0; i < CALLS; i++) sink += f();
       const ns = ((performance.now() - t0) * 1e6) / CALLS;
       if (round >= 0) out[k].push(ns);
     }
@@ -102,10 +105,10 @@ function samples() {
 }
 
 async function run() {
-  const before = samples();
+  const before = await samples();
   const { loadSurface } = await import("/pling/pling-surface.js");
   await loadSurface();
-  const after = samples();
+  const after = await samples();
   return operations.map(([name], k) => ({ name, before: before[k], after: after[k] }));
 }
 
