@@ -73,14 +73,17 @@ const mapSize = uncurryThis(getOwnPropertyDescriptor(Map.prototype, "size").get)
 const arrayPush = uncurryThis(ArrayPrototype.push);
 // What the Go runtime's glue calls on its own arrays and maps, as they were
 // when this module was evaluated (see guardGlue).
-const GLUE_METHODS = freeze([
-  freeze([ArrayPrototype, "push", ArrayPrototype.push]),
-  freeze([ArrayPrototype, "pop", ArrayPrototype.pop]),
-  freeze([ArrayPrototype, "fill", ArrayPrototype.fill]),
+const MAP_METHODS = freeze([
   freeze([Map.prototype, "get", Map.prototype.get]),
   freeze([Map.prototype, "set", Map.prototype.set]),
   freeze([Map.prototype, "delete", Map.prototype.delete]),
   freeze([Map.prototype, "has", Map.prototype.has]),
+]);
+const GLUE_METHODS = freeze([
+  freeze([ArrayPrototype, "push", ArrayPrototype.push]),
+  freeze([ArrayPrototype, "pop", ArrayPrototype.pop]),
+  freeze([ArrayPrototype, "fill", ArrayPrototype.fill]),
+  ...MAP_METHODS,
 ]);
 const WeakMapCtor = WeakMap;
 const weakMapGet = uncurryThis(WeakMap.prototype.get);
@@ -1472,11 +1475,13 @@ function pinBuiltins(g) {
   for (let i = 0; i < pinned.length; i++) fastMode(pinned[i]);
 }
 
+// A property read through an object made on obj is what makes V8 turn obj
+// into a fast object; two, so that the read's inline cache sees it settled.
 function fastMode(obj) {
   function Probe() {}
   Probe.prototype = obj;
-  const probe = new Probe();
-  return typeof probe.constructor + typeof new Probe().constructor;
+  void new Probe().constructor;
+  void new Probe().constructor;
 }
 
 // The glue (wasm_exec.js) calls push and pop on its pool of free value ids,
@@ -1498,7 +1503,6 @@ function glueTampered() {
   }
   return false;
 }
-const MAP_METHODS = freeze([GLUE_METHODS[3], GLUE_METHODS[4], GLUE_METHODS[5], GLUE_METHODS[6]]);
 function isMap(v) {
   try {
     mapSize(v);
