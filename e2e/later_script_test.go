@@ -96,6 +96,11 @@ var laterPatches = []struct {
 	{"an index getter on Object.prototype in place of a deleted method", `{ try { delete Object.prototype.__lookupSetter__; Object.defineProperty(Object.prototype, "1", { configurable: true,
 			get() { return "orders.import"; }, set(v) { Object.defineProperty(this, "1", { value: v, writable: true, enumerable: true, configurable: true }); } }); } catch {} }`,
 		"", "revoked", surface.CodeInternalError, true},
+	// The last index a call's arguments fill (hostbridge.maxCallArgs - 1);
+	// indices past it: TestLaterScriptIndexSettersSeeNothing.
+	{"an index setter on Object.prototype at the last argument index", `{ try { Object.defineProperty(Object.prototype, "7", { configurable: true,
+			set(v) { Object.defineProperty(this, "7", { value: v, writable: true, enumerable: true, configurable: true }); } }); } catch {} }`,
+		"", "revoked", surface.CodeInternalError, true},
 }
 
 // TestLaterScriptSession applies each patch after the surface loaded, then
@@ -152,6 +157,46 @@ func TestLaterScriptSession(t *testing.T) {
 				t.Errorf("last audit event %v, want %s by agent.e2e", last, env["id"])
 			}
 		})
+	}
+}
+
+// TestLaterScriptIndexSettersSeeNothing: a later script puts a setter on
+// Object.prototype for every index from 8 (the first index no call into
+// JavaScript fills: hostbridge.maxCallArgs) up, each writing through as a
+// plain assignment would, so that the page works on. The page then makes a
+// new surface, whose host and session getter the Go runtime's glue stores
+// in arrays it grows by assignment, and an agent calls it. The calls work,
+// and no setter sees a value the glue writes.
+func TestLaterScriptIndexSettersSeeNothing(t *testing.T) {
+	p := openTestPage(t)
+	evalPage[bool](t, p, `(() => {
+		const seen = [];
+		const fromGlue = () => /wasm_exec/.test(new Error().stack);
+		for (let i = 8; i < 16384; i++) {
+			Object.defineProperty(Object.prototype, i, { configurable: true,
+				get() { return undefined; },
+				set(v) {
+					Object.defineProperty(this, i, { value: v, writable: true, enumerable: true, configurable: true });
+					if (fromGlue()) seen.push(i + ": " + typeof v);
+				} });
+		}
+		window.__indexSeen = () => seen.slice(0, 10).join(", ") + (seen.length > 10 ? " and " + (seen.length - 10) + " more" : "");
+		return true;
+	})()`)
+	setup(t, p, map[string]any{"replay": true})
+	calls := pageCalls(t, p)
+	if d := describe(t, p, nil); len(d.Capabilities) == 0 {
+		t.Fatal("describe lists no capabilities")
+	}
+	env := invokeEnv(t, "update_note@order", map[string]any{"record": "T-1", "note": "index setters"})
+	if r := send(t, p, env); r.result(t)["error"] != nil {
+		t.Fatalf("invoke: %s", r)
+	}
+	if got := pageCalls(t, p) - calls; got != 1 {
+		t.Errorf("one invoke ran the executor %d times", got)
+	}
+	if seen := evalPage[string](t, p, `window.__indexSeen()`); seen != "" {
+		t.Errorf("the later script's index setters saw what the glue stored: %s", seen)
 	}
 }
 
