@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -197,6 +198,74 @@ func TestLaterScriptIndexSettersSeeNothing(t *testing.T) {
 	}
 	if seen := evalPage[string](t, p, `window.__indexSeen()`); seen != "" {
 		t.Errorf("the later script's index setters saw what the glue stored: %s", seen)
+	}
+}
+
+// TestLaterScriptIndexSettersReadNoPrivateRequest: index setters a later
+// script puts on Object.prototype run for arrays filled by assignment, so
+// the runtime must never put what crosses the private channel into such an
+// array: a request and the records its describe answers are the caller's
+// alone. The first case uses an index the surface fails calls closed for
+// (the calls must fail and nothing leak); the second indices past it, with
+// a request nested as deep.
+func TestLaterScriptIndexSettersReadNoPrivateRequest(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		from, to int
+		wantFail bool
+	}{
+		{"index 0, which fails calls closed", 0, 1, true},
+		{"indices 8 to 63", 8, 64, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := openTestPage(t)
+			secret := randomHex(t, 16)
+			setup(t, p, map[string]any{"credential": "cred-" + secret})
+			a := evalAgent[connectAnswer](t, p, `agent.connect(`+js("cred-"+secret)+`, {app: "orders"})`)
+			if a.Answer.Kind != "connected" {
+				t.Fatalf("answer %+v, want connected", a.Answer)
+			}
+			// A record that holds the secret, before the later script runs:
+			// a describe over the channel then answers it.
+			note := invokeEnv(t, "update_note@order", map[string]any{"record": "T-1", "note": "private " + secret})
+			if r := evalAgent[reply](t, p, `agent.portRequest(`+js(a.Handle)+`, `+js(note)+`)`); r.result(t)["error"] != nil {
+				t.Fatalf("invoke over the port: %s", r)
+			}
+			evalPage[bool](t, p, `(() => {
+				const seen = [];
+				for (let i = `+strconv.Itoa(c.from)+`; i < `+strconv.Itoa(c.to)+`; i++) {
+					Object.defineProperty(Object.prototype, i, { configurable: true,
+						get() { return undefined; },
+						set(v) {
+							Object.defineProperty(this, i, { value: v, writable: true, enumerable: true, configurable: true });
+							try { Object.defineProperty(seen, seen.length, { value: JSON.stringify(v), enumerable: true, configurable: true }); } catch {}
+						} });
+				}
+				window.__indexSeen = () => seen.join(" | ");
+				return true;
+			})()`)
+			// The secret at the bottom of ten levels: what an index past
+			// eight would be handed holds it.
+			var input any = map[string]any{"secret": secret}
+			for i := 0; i < 10; i++ {
+				input = map[string]any{"n": input}
+			}
+			env := invokeEnv(t, "orders.search", input)
+			r := evalAgent[reply](t, p, `agent.portRequest(`+js(a.Handle)+`, `+js(env)+`)`)
+			if c.wantFail {
+				wantCode(t, r, env["id"].(string), surface.CodeInternalError)
+			}
+			d := describeEnv(t, nil)
+			r = evalAgent[reply](t, p, `agent.portRequest(`+js(a.Handle)+`, `+js(d)+`)`)
+			if c.wantFail {
+				wantCode(t, r, d["id"].(string), surface.CodeInternalError)
+			} else if desc := r.description(t); len(desc.Context.Records) == 0 {
+				t.Errorf("describe over the port answered no records")
+			}
+			if seen := evalPage[string](t, p, `window.__indexSeen()`); strings.Contains(seen, secret) {
+				t.Errorf("the later script's index setters read what crossed the private channel: %s", brief(seen))
+			}
+		})
 	}
 }
 

@@ -343,7 +343,10 @@ class RequestError extends Error {}
  */
 function toRequestJSON(value, budget) {
   let text = "";
-  const stack = [];
+  // The objects being read, by depth. No prototype: an index setter a later
+  // script put on Object.prototype or Array.prototype would be handed each
+  // of them, a private channel's request included, as it is stored.
+  const stack = setPrototypeOf([], null);
   const put = (s) => {
     text += s;
     if (text.length > budget) throw new RequestError("request is larger than the size limit");
@@ -554,15 +557,23 @@ function isLazySource(r) {
 }
 
 /**
- * The ids of rows, read by index (no map, no iterator a later script could
- * replace). push is read-only in a page, and an index setter on
- * Array.prototype fails the call (see prototypesTampered).
+ * A list to fill by assignment. An array asks its prototypes for a setter
+ * of every index it grows into (push included), and a later script can put
+ * one on Object.prototype or Array.prototype: this one has no prototype, so
+ * no such setter is handed what goes in (a private channel's records, say).
  */
+const newList = () => setPrototypeOf([], null);
+const arrayFrom = Array.from;
+const ArrayCtor = Array;
+/** A plain array of a list's elements, defined rather than assigned: Array.from over an array-like with no iterator. */
+const plainArray = (list) => reflectApply(arrayFrom, ArrayCtor, [list]);
+
+/** The ids of rows, read by index (no map, no iterator a later script could replace). */
 function idsOf(rows, max) {
-  const out = [];
+  const out = newList();
   const n = isArray(rows) ? (rows.length < max ? rows.length : max) : 0;
-  for (let i = 0; i < n; i++) arrayPush(out, rows[i] && rows[i].id);
-  return out;
+  for (let i = 0; i < n; i++) out[i] = rows[i] && rows[i].id;
+  return plainArray(out);
 }
 
 /**
@@ -593,27 +604,30 @@ export function defineRegistry(spec) {
       let records = [];
       let recordIds = [];
       let total = 0;
+      const picked = newList();
       if (isArray(source)) {
         total = source.length;
         if (ids !== undefined) {
           const wanted = new MapCtor();
           for (let i = 0; i < ids.length; i++) mapSet(wanted, ids[i], true);
-          for (let i = 0; i < source.length && records.length < mapSize(wanted); i++) {
+          for (let i = 0; i < source.length && picked.length < mapSize(wanted); i++) {
             const r = source[i];
-            if (r && mapGet(wanted, r.id) === true) arrayPush(records, r);
+            if (r && mapGet(wanted, r.id) === true) picked[picked.length] = r;
           }
         } else if (limit > 0) {
           const end = offset + limit < total ? offset + limit : total;
-          for (let i = offset; i < end; i++) arrayPush(records, source[i]);
+          for (let i = offset; i < end; i++) picked[picked.length] = source[i];
         }
+        records = plainArray(picked);
         recordIds = idsOf(source, max);
       } else if (isLazySource(source)) {
         total = source.count();
         if (ids !== undefined) {
           for (let i = 0; i < ids.length; i++) {
             const r = source.get(ids[i]);
-            if (r) arrayPush(records, r);
+            if (r) picked[picked.length] = r;
           }
+          records = plainArray(picked);
         } else if (limit > 0) {
           records = source.slice(offset, limit);
         }

@@ -712,6 +712,61 @@ test("a later script's prototype patches put no words and no other records into 
   surface.close();
 });
 
+test("index setters a later script puts on Object.prototype are handed no record, id or request", async ({ api }) => {
+  // Arrays filled by assignment (push included) ask the prototypes for a
+  // setter of every index they grow into: what defineRegistry's view and
+  // the request reader store that way, a setter reads, a private channel's
+  // records and requests among them.
+  const rows = orders(30);
+  const lazyRows = orders(30);
+  const array = api.createSurface({ registry: api.defineRegistry({ actions: ACTIONS, records: rows }), execute: () => ({ ok: 1 }) });
+  const lazy = api.createSurface({
+    registry: api.defineRegistry({
+      actions: ACTIONS,
+      records: {
+        count: () => lazyRows.length,
+        slice: (offset, limit) => lazyRows.slice(offset, offset + limit),
+        get: (id) => lazyRows.find((r) => r.id === id),
+      },
+    }),
+    execute: () => ({ ok: 1 }),
+  });
+  const ids = rows.slice(0, 20).map((r) => r.id);
+  const deep = (n) => (n === 0 ? { q: "deep" } : { n: deep(n - 1) });
+  const calls = [
+    (s) => s.describe({ limit: 20 }),
+    (s) => s.describe({ record: ids }),
+    (s) => s.handle(invokeReq("deep-" + Math.random(), "orders.search", deep(20))),
+  ];
+  const want = [];
+  for (const s of [array, lazy]) for (const c of calls) want.push(await c(s));
+  const seen = Object.setPrototypeOf([], null); // filled by its own setters' reach: none
+  for (let i = 0; i < 64; i++) {
+    Object.defineProperty(Object.prototype, i, {
+      configurable: true,
+      get() { return undefined; },
+      set(v) {
+        Object.defineProperty(this, i, { value: v, writable: true, enumerable: true, configurable: true });
+        seen[seen.length] = typeof v === "object" ? JSON.stringify(v) : String(v);
+      },
+    });
+  }
+  const got = Object.setPrototypeOf([], null); // this test's own list: no setter either
+  try {
+    for (const s of [array, lazy]) for (const c of calls) got[got.length] = await c(s);
+  } finally {
+    for (let i = 0; i < 64; i++) delete Object.prototype[i];
+  }
+  const leaked = Array.prototype.filter.call(seen, (v) => /SO-|deep/.test(v));
+  eq(leaked.length, 0, "values the setters were handed: " + leaked.slice(0, 3).join(" | "));
+  for (let i = 0; i < got.length; i++) {
+    if (i % 3 === 2) eq([got[i].ok, got[i].error && got[i].error.code], [want[i].ok, want[i].error && want[i].error.code], `call ${i}`);
+    else eq(got[i], want[i], `call ${i}`);
+  }
+  array.close();
+  lazy.close();
+});
+
 test("a later script's Array.prototype.pop or Map.prototype.get hands the Go runtime's glue no other value's id", async ({ api }) => {
   const first = page(api);
   const want = await first.surface.handle(invokeReq("g0", "orders.search", { q: "x" }));
