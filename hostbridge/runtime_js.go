@@ -54,7 +54,7 @@ func NewRuntime() js.Value {
 	}).Value)
 	rt.Set("stats", funcOf("stats", func(js.Value, []js.Value) js.Value {
 		st := ReadStats()
-		o := theEnv().object.New()
+		o := bareObject()
 		o.Set("liveFuncs", st.LiveFuncs)
 		o.Set("pendingAwaits", st.PendingAwaits)
 		o.Set("surfaces", st.Surfaces)
@@ -69,9 +69,17 @@ func NewRuntime() js.Value {
 }
 
 func errorObject(msg string) js.Value {
-	o := theEnv().object.New()
+	o := bareObject()
 	o.Set("error", msg)
 	return o
+}
+
+// bareObject makes an object without a prototype for Go to fill with Set:
+// a member set on an ordinary object goes through any setter a later script
+// put on Object.prototype, which would keep it (a surface's slot) and answer
+// every read of it with a getter of its own.
+func bareObject() js.Value {
+	return theEnv().object.Call("create", js.Null())
 }
 
 func createInstance(_ js.Value, args []js.Value) js.Value {
@@ -97,7 +105,7 @@ const internalDescribe = `{"ok":false,"error":{"code":"INTERNAL_ERROR","message"
 // maxResponseBytes }: the page calls the surface through the module's
 // exports under slot (see step_js.go), and nothing else.
 func (s *Surface) export() js.Value {
-	inst := theEnv().object.New()
+	inst := bareObject()
 	inst.Set("slot", s.openSlot())
 	inst.Set("maxRequestBytes", s.limits.MaxRequestBytes)
 	inst.Set("maxResponseBytes", s.limits.MaxResponseBytes)

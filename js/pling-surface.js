@@ -57,6 +57,7 @@ const { stringify: jsonStringify, parse: jsonParse } = JSON;
 const { isFinite: numberIsFinite, isSafeInteger } = Number;
 const stringCharCodeAt = Function.prototype.call.bind(String.prototype.charCodeAt);
 const { apply: reflectApply } = Reflect;
+const { max: mathMax, min: mathMin, ceil: mathCeil } = Math; // a time limit or a bound computed with a later script's Math would be its
 const uncurryThis = FunctionPrototype.bind.bind(FunctionPrototype.call);
 const PromiseCtor = Promise;
 const PromisePrototype = Promise.prototype;
@@ -490,6 +491,12 @@ function own(o, key) {
   return o !== null && (typeof o === "object" || typeof o === "function") && hasOwn(o, key) ? o[key] : undefined;
 }
 
+/** own(o, key), or dflt when o has no such member of its own: an option is never one a later script put on Object.prototype. */
+function ownOr(o, key, dflt) {
+  const v = own(o, key);
+  return v === undefined ? dflt : v;
+}
+
 /**
  * obj[name] found on obj or a prototype of its own class, never on
  * Object.prototype or Function.prototype, where a later script could have
@@ -553,7 +560,7 @@ function part(spec, name) {
 
 function isLazySource(r) {
   return r !== null && typeof r === "object" && !isArray(r) &&
-    typeof r.count === "function" && typeof r.slice === "function" && typeof r.get === "function";
+    typeof methodOf(r, "count") === "function" && typeof methodOf(r, "slice") === "function" && typeof methodOf(r, "get") === "function";
 }
 
 /**
@@ -572,7 +579,7 @@ const plainArray = (list) => reflectApply(arrayFrom, ArrayCtor, [list]);
 function idsOf(rows, max) {
   const out = newList();
   const n = isArray(rows) ? (rows.length < max ? rows.length : max) : 0;
-  for (let i = 0; i < n; i++) out[i] = rows[i] && rows[i].id;
+  for (let i = 0; i < n; i++) out[i] = rows[i] && methodOf(rows[i], "id");
   return plainArray(out);
 }
 
@@ -612,7 +619,7 @@ export function defineRegistry(spec) {
           for (let i = 0; i < ids.length; i++) mapSet(wanted, ids[i], true);
           for (let i = 0; i < source.length && picked.length < mapSize(wanted); i++) {
             const r = source[i];
-            if (r && mapGet(wanted, r.id) === true) picked[picked.length] = r;
+            if (r && mapGet(wanted, methodOf(r, "id")) === true) picked[picked.length] = r;
           }
         } else if (limit > 0) {
           const end = offset + limit < total ? offset + limit : total;
@@ -631,7 +638,8 @@ export function defineRegistry(spec) {
         } else if (limit > 0) {
           records = source.slice(offset, limit);
         }
-        recordIds = typeof source.ids === "function" ? source.ids(max) : idsOf(source.slice(0, max), max);
+        // ids is optional: Object.prototype.ids, a later script's, is not the source's.
+        recordIds = typeof methodOf(source, "ids") === "function" ? source.ids(max) : idsOf(source.slice(0, max), max);
       } else if (source !== undefined && source !== null) {
         throw new TypeError("registry records must be an array or a lazy source { count, slice, get }");
       }
@@ -951,7 +959,7 @@ function makeDeadlines() {
     timerAt = at;
     // The timer captured at load: a later script's setTimeout that never
     // fires would otherwise lift every time limit.
-    timer = setTimer(sweep, Math.max(0, at - now()));
+    timer = setTimer(sweep, mathMax(0, at - now()));
   };
   function sweep() {
     timer = undefined;
@@ -1116,7 +1124,11 @@ function buildHost(options, lane, deadlines, entries) {
         }
         append(out, yes);
       }
-      return answer(jsonStringify(out));
+      // Written here, not by JSON.stringify: a toJSON planted on
+      // Array.prototype while the predicate ran would answer for it.
+      let text = "[";
+      for (let i = 0; i < out.length; i++) text += (i > 0 ? "," : "") + (out[i] === true ? "true" : "false");
+      return answer(text + "]");
     };
   }
   if (session !== undefined) {
@@ -1834,17 +1846,25 @@ function bind(runtime, entries) {
       return getter === undefined ? undefined : getter();
     };
     const inst = runtime.create(host, jsonStringify(buildConfig(snapshot)));
-    if (inst === null || typeof inst !== "object" || typeof inst.slot !== "number") {
-      throw new Error(`createSurface: ${inst && typeof inst.error === "string" ? inst.error : "the runtime refused the options"}`);
+    // Read once, and only its own members (the runtime makes it without a
+    // prototype): every later call goes to this slot, whatever a later
+    // script puts on Object.prototype.
+    const slot = inst !== null && typeof inst === "object" ? ownValue(inst, "slot") : undefined;
+    const maxRequestBytes = ownValue(inst, "maxRequestBytes");
+    const maxResponseBytes = ownValue(inst, "maxResponseBytes");
+    if (typeof slot !== "number" || typeof maxRequestBytes !== "number" || typeof maxResponseBytes !== "number") {
+      const error = ownValue(inst, "error");
+      throw new Error(`createSurface: ${typeof error === "string" ? error : "the runtime refused the options"}`);
     }
     const nextToken = () => {
       lastToken = lastToken >= 0x7fffffff ? 1 : lastToken + 1;
       return lastToken;
     };
     const app = snapshot.app;
-    const maxRequestBytes = inst.maxRequestBytes;
-    const maxResponseBytes = inst.maxResponseBytes;
-    const stops = new Set();
+    // The listeners' and the WebMCP bridge's stops, kept with the Map
+    // methods captured at load: a later script's Set.prototype.add would be
+    // handed each, and its iterator could keep close() from calling them.
+    const stops = new MapCtor();
     let closed = false;
 
     // The capability list the kernel last sent in shared mode, decoded once.
@@ -1899,7 +1919,7 @@ function bind(runtime, entries) {
       if (sessionFn !== undefined) mapSet(sessions, token, sessionFn);
       let taken = false;
       try {
-        taken = entries.handle(inst.slot, n, token, shared === true, sessionFn !== undefined);
+        taken = entries.handle(slot, n, token, shared === true, sessionFn !== undefined);
       } finally {
         // Refused, or the runtime is gone: nothing will answer this token.
         if (!taken) {
@@ -2009,7 +2029,7 @@ function bind(runtime, entries) {
         mapSet(replies, token, (out) => settle(lane.texts(out)[0]));
         let taken = false;
         try {
-          taken = entries.describe(inst.slot, n, token);
+          taken = entries.describe(slot, n, token);
         } finally {
           if (!taken) mapDelete(replies, token);
         }
@@ -2056,9 +2076,9 @@ function bind(runtime, entries) {
       checkPositive("listen: maxMessageBytes", maxMessageBytes, true);
       checkPositive("listen: channelIdleMs", channelIdleMs, false);
       checkPositive("listen: maxChannelsPerOrigin", maxChannelsPerOrigin, true);
-      const budget = Math.min(maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES, maxRequestBytes);
+      const budget = mathMin(maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES, maxRequestBytes);
       const idleMs = channelIdleMs ?? DEFAULT_CHANNEL_IDLE_MS;
-      const perOriginMax = Math.min(maxChannelsPerOrigin ?? DEFAULT_CHANNELS_PER_ORIGIN, MAX_CHANNELS);
+      const perOriginMax = mathMin(maxChannelsPerOrigin ?? DEFAULT_CHANNELS_PER_ORIGIN, MAX_CHANNELS);
       const win = globalThis.window;
       if (!win || typeof win.addEventListener !== "function" || !win.location) {
         throw new TypeError("listen: needs a window");
@@ -2218,22 +2238,26 @@ function bind(runtime, entries) {
         stopped = true;
         mapDelete(hub.entries, entry);
         entry.dropChannels();
-        stops.delete(stop);
+        mapDelete(stops, stop);
       };
       // How many private channels are open or being opened (authenticate
       // has not answered yet) now.
       defineProperty(stop, "channels", { __proto__: null, value: () => held });
       mapSet(hub.entries, entry, entry);
-      stops.add(stop);
+      mapSet(stops, stop, stop);
       return stop;
     }
 
     function close() {
       if (closed) return;
       closed = true;
-      for (const stop of [...stops]) stop();
+      const all = newList();
+      mapForEach(stops, (stop) => {
+        all[all.length] = stop;
+      });
+      for (let i = 0; i < all.length; i++) all[i]();
       try {
-        entries.close(inst.slot);
+        entries.close(slot);
       } catch {
         // the Go program is gone already
       }
@@ -2246,8 +2270,8 @@ function bind(runtime, entries) {
       const { bridgeWebMCP } = await import("./pling-webmcp.js");
       if (closed) throw new Error("webmcp: the surface is closed");
       const stop = () => bridge.stop();
-      const bridge = bridgeWebMCP(api, webmcpOptions, () => stops.delete(stop));
-      if (bridge.supported) stops.add(stop);
+      const bridge = bridgeWebMCP(api, webmcpOptions, () => mapDelete(stops, stop));
+      if (bridge.supported) mapSet(stops, stop, stop);
       await bridge.ready;
       return bridge;
     }
@@ -2446,7 +2470,11 @@ function sweep(store, nowMs, guarded) {
  * the origin and across reloads.
  */
 export function indexedDBLimiter(options) {
-  const { app = "", maxRequests, windowMs, timeoutMs = DEFAULT_TIMEOUT_MS, indexedDB: factory = globalThis.indexedDB } = options || {};
+  const app = ownOr(options, "app", "");
+  const maxRequests = own(options, "maxRequests");
+  const windowMs = own(options, "windowMs");
+  const timeoutMs = ownOr(options, "timeoutMs", DEFAULT_TIMEOUT_MS);
+  const factory = ownOr(options, "indexedDB", methodOf(globalThis, "indexedDB"));
   if (typeof app !== "string") throw new TypeError("indexedDBLimiter: app must be a string");
   positive("indexedDBLimiter: maxRequests", maxRequests, true);
   positive("indexedDBLimiter: windowMs", windowMs, false);
@@ -2471,7 +2499,7 @@ export function indexedDBLimiter(options) {
           // asks for more than one window of patience.
           let wait = times.reduce((a, t) => (t < a ? t : a), now) + windowMs - now;
           if (!(wait > 0 && wait <= windowMs)) wait = windowMs;
-          done({ __proto__: null, allowed: false, retryAfterMs: Math.ceil(wait) });
+          done({ __proto__: null, allowed: false, retryAfterMs: mathCeil(wait) });
         });
       });
       return withTimeout(run, timeoutMs, "the IndexedDB limiter");
@@ -2484,7 +2512,9 @@ export function indexedDBLimiter(options) {
  * per window over every tab of the origin and across reloads.
  */
 export function indexedDBGuard(options) {
-  const { app = "", timeoutMs = DEFAULT_TIMEOUT_MS, indexedDB: factory = globalThis.indexedDB } = options || {};
+  const app = ownOr(options, "app", "");
+  const timeoutMs = ownOr(options, "timeoutMs", DEFAULT_TIMEOUT_MS);
+  const factory = ownOr(options, "indexedDB", methodOf(globalThis, "indexedDB"));
   if (typeof app !== "string") throw new TypeError("indexedDBGuard: app must be a string");
   positive("indexedDBGuard: timeoutMs", timeoutMs, false);
   return freeze({
@@ -2528,11 +2558,11 @@ export function applyShared(options) {
     const maxRequests = own(rateLimit, "maxRequests");
     const windowMs = own(rateLimit, "windowMs");
     defineProperty(options, "rateLimit", { __proto__: null, value: { __proto__: null, maxRequests, windowMs,
-      limiter: indexedDBLimiter({ app: app ?? "", maxRequests, windowMs }) }, writable: true, enumerable: true, configurable: true });
+      limiter: indexedDBLimiter({ __proto__: null, app: app ?? "", maxRequests, windowMs }) }, writable: true, enumerable: true, configurable: true });
   }
   if (replay) {
     const windowMs = typeof replay === "object" ? own(replay, "windowMs") : undefined;
-    defineProperty(options, "replay", { __proto__: null, value: { __proto__: null, windowMs, guard: indexedDBGuard({ app: app ?? "" }) },
+    defineProperty(options, "replay", { __proto__: null, value: { __proto__: null, windowMs, guard: indexedDBGuard({ __proto__: null, app: app ?? "" }) },
       writable: true, enumerable: true, configurable: true });
   }
   return options;
@@ -2556,8 +2586,11 @@ export function applyShared(options) {
  * no Promise is awaited or resolved with an object a then could be planted
  * on.
  */
-export function httpAdapter(url, options = {}) {
-  const { timeoutMs = DEFAULT_TIMEOUT_MS, headers = {}, credentials = "same-origin", fetch: fetchFn = FETCH } = options;
+export function httpAdapter(url, options) {
+  const timeoutMs = ownOr(options, "timeoutMs", DEFAULT_TIMEOUT_MS);
+  const headers = ownOr(options, "headers", {});
+  const credentials = ownOr(options, "credentials", "same-origin");
+  const fetchFn = ownOr(options, "fetch", FETCH);
   if (typeof url !== "string" && !(url instanceof URL)) throw new TypeError("httpAdapter: url must be a string or a URL");
   positive("httpAdapter: timeoutMs", timeoutMs, false);
   if (typeof fetchFn !== "function") throw new TypeError("httpAdapter: no fetch");

@@ -384,3 +384,40 @@ test("shared checks its options", ({ api }) => {
   api.createSurface({ registry, execute, shared: "indexeddb", rateLimit, replay: { windowMs: 60_000 } }).close();
 });
 
+
+test("the adapters take only their options' own members: a later script's Object.prototype.fetch or indexedDB is none", async ({ api }) => {
+  const planted = [];
+  const plant = { fetch: (url, init) => { planted.push(["fetch", init && init.body]); return Promise.resolve({ status: 200, text: () => '{"claim":"claimed"}' }); },
+    credentials: "include", timeoutMs: 600_000,
+    indexedDB: { open() { planted.push(["indexedDB"]); return {}; } } };
+  for (const [k, v] of Object.entries(plant)) Object.defineProperty(Object.prototype, k, { configurable: true, writable: true, value: v });
+  let http;
+  let standIn;
+  let idb;
+  const seen = [];
+  try {
+    // No fetch of its own: the fetch captured at load (to a closed port here).
+    http = httpGuard("http://127.0.0.1:9/pling/state", { timeoutMs: 2000 });
+    // A fetch of its own: no credentials of its own, so the default.
+    standIn = httpGuard("/pling/state", { fetch: (url, init) => {
+      seen.push(init.credentials);
+      return Promise.resolve({ status: 200, text: () => '{"claim":"claimed"}' });
+    } });
+    idb = indexedDBGuard({ app: "orders" });
+  } finally {
+    for (const k of Object.keys(plant)) delete Object.prototype[k];
+  }
+  const a = page(api, { replay: { guard: http } });
+  const r = await a.surface.handle(invoke("own-1"));
+  const r2 = await a.surface.handle(invoke("own-1"));
+  eq([r.ok, r2.ok, a.execs.length], [false, false, 0], "the guard with the captured fetch: nothing claimed, nothing ran");
+  const b = page(api, { replay: { guard: standIn } });
+  eq((await b.surface.handle(invoke("own-2"))).ok, true, "the guard with its own fetch");
+  eq(seen, ["same-origin"], "credentials the stand-in was handed");
+  const c = page(api, { replay: { guard: idb } });
+  const r3 = await c.surface.handle(invoke("own-3"));
+  const r4 = await c.surface.handle(invoke("own-3"));
+  eq([r3.ok, r4.ok, c.execs.length], [false, false, 0], "the IndexedDB guard without a database: nothing ran");
+  eq(planted, [], "what the later script's members were handed");
+  for (const p of [a, b, c]) p.surface.close();
+});

@@ -767,6 +767,114 @@ test("index setters a later script puts on Object.prototype are handed no record
   lazy.close();
 });
 
+test("a later script's Math.max lifts no time limit", async ({ api }) => {
+  const { surface } = page(api, { executeTimeoutMs: 50, execute: () => new Promise(() => {}) });
+  const { max } = Math;
+  Math.max = (...a) => (a.length === 2 && a[0] === 0 ? 60_000 : max(...a));
+  const t0 = Date.now();
+  let r;
+  try {
+    r = await surface.handle(invokeReq("mx-1", "orders.search", { q: "x" }));
+  } finally {
+    Math.max = max;
+  }
+  const ms = Date.now() - t0;
+  eq(r.error && r.error.code, "INTERNAL_ERROR", "an executor that never answers");
+  assert(ms < 5000, `the 50 ms limit took ${ms} ms`);
+  surface.close();
+});
+
+test("defineRegistry takes no member of a record source from Object.prototype", async ({ api }) => {
+  const rows = orders(5);
+  const lazyRows = orders(5).map(({ id, ...rest }) => rest); // no ids: a getter on Object.prototype.id would be asked
+  lazyRows[0].id = "SO-1";
+  const src = { count: () => rows.length, slice: (o, l) => rows.slice(o, o + l), get: (id) => rows.find((r) => r.id === id) };
+  const lazy = api.createSurface({ registry: api.defineRegistry({ actions: ACTIONS, records: src }), execute: () => ({}) });
+  const array = api.createSurface({ registry: api.defineRegistry({ actions: ACTIONS, records: lazyRows }), execute: () => ({}) });
+  const want = [await lazy.describe({ limit: 2 }), await array.describe({ limit: 2 })];
+  const handed = [];
+  Object.defineProperty(Object.prototype, "ids", { configurable: true, writable: true, value: function () { handed.push("ids"); return ["SO-666"]; } });
+  Object.defineProperty(Object.prototype, "id", { configurable: true, get() { handed.push("id"); return "SO-666"; } });
+  let got;
+  try {
+    got = [await lazy.describe({ limit: 2 }), await array.describe({ limit: 2 })];
+  } finally {
+    delete Object.prototype.ids;
+    delete Object.prototype.id;
+  }
+  eq(handed, [], "what the later script's members were handed");
+  eq(got, want, "the descriptions");
+  lazy.close();
+  array.close();
+});
+
+test("a surface made after a later script put a slot accessor on Object.prototype answers its own calls", async ({ api }) => {
+  const ran = [];
+  const a = page(api, { execute: () => (ran.push("A"), { from: "A" }) });
+  let handed = 0;
+  Object.defineProperty(Object.prototype, "slot", { configurable: true, set() { handed++; }, get() { return 0; } });
+  let b;
+  try {
+    b = page(api, { execute: () => (ran.push("B"), { from: "B" }) });
+  } finally {
+    delete Object.prototype.slot;
+  }
+  Object.defineProperty(Object.prototype, "slot", { configurable: true, get() { return 0; } });
+  let r;
+  try {
+    r = await b.surface.handle(invokeReq("sl-1", "orders.search", { q: "x" }));
+  } finally {
+    delete Object.prototype.slot;
+  }
+  eq([handed, r.ok, r.result, ran], [0, true, { from: "B" }, ["B"]], "slots handed, the answer, executors run");
+  a.surface.close();
+  b.surface.close();
+});
+
+test("an expose predicate's answers are not read through Array.prototype.toJSON", async ({ api }) => {
+  const denied = ["update_note@order"];
+  const { includes } = Array.prototype;
+  Array.prototype.includes = function (v) {
+    Object.defineProperty(Array.prototype, "toJSON", { configurable: true, writable: true, value: function () { delete Array.prototype.toJSON; return this.map(() => true); } });
+    return includes.call(this, v);
+  };
+  let got;
+  try {
+    const q = page(api, { expose: (id) => !denied.includes(id) });
+    got = await q.surface.describe().then((d) => d.capabilities.map((c) => c.id), (e) => e.code);
+    q.surface.close();
+  } finally {
+    Array.prototype.includes = includes;
+    delete Array.prototype.toJSON;
+  }
+  // The planted toJSON then fails the registry's next read, as it would any.
+  eq(got, "INTERNAL_ERROR", "the describe");
+});
+
+test("a later script's Set.prototype is handed no listener's stop and keeps close() from none", ({ api }) => withWindow(async (win) => {
+  const { surface } = page(api);
+  const { add } = Set.prototype;
+  const it = Set.prototype[Symbol.iterator];
+  let stolen = 0;
+  Set.prototype.add = function (v) { if (typeof v === "function" && typeof v.channels === "function") stolen++; return add.call(this, v); };
+  let stop;
+  try {
+    stop = surface.listen({ allowedOrigins: [EXT] });
+  } finally {
+    Set.prototype.add = add;
+  }
+  const port = fakePort();
+  message(win, { channel: "pling.surface", kind: "connect" }, { ports: [port] });
+  await settle(() => port.sent.length === 1, "connected");
+  Set.prototype[Symbol.iterator] = function* () {};
+  try {
+    surface.close();
+  } finally {
+    Set.prototype[Symbol.iterator] = it;
+  }
+  eq([stolen, stop.channels(), port.closed], [0, 0, true], "stops handed, channels left, port closed");
+}));
+
 test("a later script's Array.prototype.pop or Map.prototype.get hands the Go runtime's glue no other value's id", async ({ api }) => {
   const first = page(api);
   const want = await first.surface.handle(invokeReq("g0", "orders.search", { q: "x" }));
