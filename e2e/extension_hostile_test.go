@@ -237,6 +237,19 @@ func TestExtensionHostileBounds(t *testing.T) {
 		}
 	})
 
+	t.Run("applications refusing with codes of 900,000 characters: discovery hands the panel short codes", func(t *testing.T) {
+		_, panel := open(t, "appcodes", 20)
+		// The panel's own discover ran; ask once more and weigh the answer.
+		n := evalPage[int](t, panel, `(async () => {
+			const tab = Number(new URLSearchParams(location.search).get("tab"));
+			const r = await chrome.tabs.sendMessage(tab, { type: "pling.discover" }, { frameId: 0 });
+			return JSON.stringify(r).length;
+		})()`)
+		if n > 20*300 {
+			t.Errorf("discovery handed the panel %d characters", n)
+		}
+	})
+
 	t.Run("a 50 MB describe is refused naming the bound, and not asked for again", func(t *testing.T) {
 		p, panel := open(t, "huge", 50<<20)
 		state, code, text := status(t, panel)

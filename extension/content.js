@@ -72,12 +72,17 @@
     }
   }
 
+  // A refusal's code as the panel gets it from discovery: a protocol code is
+  // a short name in capitals; anything else the page wrote is not passed on
+  // (20 of them of a megabyte each would be the panel's 20 MB).
+  const codeOf = (code) => (typeof code === "string" && /^[A-Z][A-Z0-9_]{0,63}$/.test(code) ? code : "MALFORMED_RESPONSE");
+
   const handlers = {
     async "pling.discover"() {
       const found = await discover({ timeoutMs: 6000, maxApps: APPS_SHOWN });
       return {
         origin: location.origin,
-        apps: found.map(({ app, outcome }) => ({ app: app ?? null, kind: outcome.kind, code: outcome.error ? outcome.error.code : null })),
+        apps: found.map(({ app, outcome }) => ({ app: app ?? null, kind: outcome.kind, code: outcome.error ? codeOf(outcome.error.code) : null })),
       };
     },
     async "pling.describe"(msg) {

@@ -117,6 +117,29 @@ function newRequestId() {
  */
 const DEFAULT_LIMITS = Object.freeze({ replyBytes: 1 << 20, depth: 128 });
 
+// What a string takes in the reply's JSON, in UTF-8 bytes: a control
+// character is written as six, a character past U+007F as two or three.
+// Counting UTF-16 units instead let a reply of control characters six
+// times the budget through.
+const NOT_PLAIN = /[\u0000-\u001f"\\\u007f-\uffff]/;
+function jsonBytes(s) {
+  if (!NOT_PLAIN.test(s)) return s.length + 2;
+  let n = 2;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20) n += c === 8 || c === 9 || c === 10 || c === 12 || c === 13 ? 2 : 6;
+    else if (c === 0x22 || c === 0x5c) n += 2;
+    else if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c < 0xd800 || c > 0xdfff) n += 3;
+    else if (c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n += 4; // a pair: one character of four bytes
+      i++;
+    } else n += 6; // a lone surrogate, written \udXXX
+  }
+  return n;
+}
+
 /**
  * Walks a reply once, in time bounded by limits.replyBytes rather than by
  * what the page sent, and says what is wrong with it: a size or depth past
@@ -126,6 +149,7 @@ const DEFAULT_LIMITS = Object.freeze({ replyBytes: 1 << 20, depth: 128 });
  */
 function inspectReply(value, limits = DEFAULT_LIMITS) {
   let budget = limits.replyBytes;
+  let named = false; // an array with members other than its elements
   const stack = [[value, 1]];
   while (stack.length > 0) {
     const [v, depth] = stack.pop();
@@ -135,20 +159,32 @@ function inspectReply(value, limits = DEFAULT_LIMITS) {
     else if (typeof v === "number") {
       if (!Number.isFinite(v)) return { message: "the reply holds a number JSON cannot carry" };
       budget -= String(v).length;
-    } else if (typeof v === "string") budget -= v.length + 2;
+    } else if (typeof v === "string") budget -= v.length + 2 > budget ? budget + 1 : jsonBytes(v); // never longer than the budget: the walk stays bounded by it
     else if (Array.isArray(v)) {
       // Brackets and commas; and every element takes at least one more
       // byte, so a huge array is refused by its length, untouched.
       budget -= 1 + v.length;
       if (v.length > budget) budget = -1;
       if (budget < 0) break;
+      // A structured clone keeps an array's named members, which JSON
+      // would drop: they are weighed like the rest, and the reply is
+      // malformed.
+      const keys = Object.keys(v);
+      if (keys.length !== v.length) {
+        named = true;
+        for (let i = v.length; i < keys.length && budget >= 0; i++) {
+          budget -= keys[i].length + 4 > budget ? budget + 1 : jsonBytes(keys[i]) + 2;
+          stack.push([v[keys[i]], depth + 1]);
+        }
+        if (budget < 0) break;
+      }
       for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], depth + 1]);
     } else if (typeof v === "object" && Object.prototype.toString.call(v) === "[object Object]") {
       budget -= 2;
       const seen = new Set();
       for (const k in v) {
         if (!Object.prototype.hasOwnProperty.call(v, k)) continue;
-        budget -= k.length + 4;
+        budget -= k.length + 4 > budget ? budget + 1 : jsonBytes(k) + 2;
         if (budget < 0) break;
         const folded = k.toUpperCase().toLowerCase();
         if (seen.has(folded)) return { message: `the reply has two members named ${JSON.stringify(k)} up to case` };
@@ -159,6 +195,7 @@ function inspectReply(value, limits = DEFAULT_LIMITS) {
     if (budget < 0) break;
   }
   if (budget < 0) return { bound: "replyBytes", message: `the reply is larger than ${limits.replyBytes} bytes` };
+  if (named) return { message: "the reply holds an array with members other than its elements" };
   return null;
 }
 
@@ -490,7 +527,9 @@ function openChannel(win, { app, credential, timeoutMs, MessageChannelCtor }) {
         finish(null, clientError(ClientErrorCode.INVALID_ARGUMENT, `the connect message cannot be posted: ${err && err.message}`));
       }
     };
-    const onHide = () => finish(null, clientError(ClientErrorCode.NAVIGATED, "the page navigated away while connecting"));
+    const onHide = (event) => {
+      if (event && event.isTrusted === true) finish(null, clientError(ClientErrorCode.NAVIGATED, "the page navigated away while connecting"));
+    };
     win.addEventListener("pagehide", onHide);
     // A credential is posted once: repeating it would show it to same-window
     // listeners again. Without one, repeat until the page starts listening.
@@ -605,8 +644,11 @@ class SurfaceClient {
     this.#transport = port ? portTransport(port, app, hooks) : windowTransport(win, app, hooks);
     if (port && typeof port.start === "function") port.start();
     // pagehide fires on every navigation and unload, bfcache included;
-    // beforeunload may be cancelled and is not a navigation yet.
-    this.#onHide = () => this.#end(ClientErrorCode.NAVIGATED, "the page navigated away");
+    // beforeunload may be cancelled and is not a navigation yet. One a page
+    // script dispatches (isTrusted false) is no navigation.
+    this.#onHide = (event) => {
+      if (event && event.isTrusted === true) this.#end(ClientErrorCode.NAVIGATED, "the page navigated away");
+    };
     win.addEventListener("pagehide", this.#onHide);
   }
 
@@ -947,7 +989,9 @@ async function discover(options = {}) {
         settleTimer = setTimeout(() => finish(null), settleMs);
       }
     };
-    const onHide = () => finish(clientError(ClientErrorCode.NAVIGATED, "the page navigated away"));
+    const onHide = (event) => {
+      if (event && event.isTrusted === true) finish(clientError(ClientErrorCode.NAVIGATED, "the page navigated away"));
+    };
     const post = () => win.postMessage({ channel: CHANNEL, kind: "request", envelope }, origin);
     win.addEventListener("message", onMessage);
     win.addEventListener("pagehide", onHide);

@@ -422,7 +422,7 @@ describe("navigation and closing", () => {
     const c = await connect(portOpts(win));
     const pending = c.invoke("orders.search", {}, { timeoutMs: 60_000 });
     await tick();
-    win.dispatch("pagehide", { persisted: false });
+    win.dispatch("pagehide", { persisted: false, isTrusted: true });
     const err = await rejectsWith(pending, ClientErrorCode.NAVIGATED);
     assert.equal(err.effectUnknown, true);
     assert.equal(c.closed, true);
@@ -438,10 +438,21 @@ describe("navigation and closing", () => {
     const c = await connect({ window: win, transport: "window" });
     const pending = c.describe(undefined, { timeoutMs: 60_000 });
     await tick();
-    win.dispatch("pagehide", { persisted: true });
+    win.dispatch("pagehide", { persisted: true, isTrusted: true });
     const err = await rejectsWith(pending, ClientErrorCode.NAVIGATED);
     assert.equal(err.effectUnknown, false);
     assert.equal(win.count("message"), 1, "only the surface listens now");
+  });
+
+  test("a pagehide a page script dispatches is no navigation", async () => {
+    const win = new FakeWindow();
+    fakeSurface(win, { handler: (env) => ok(env.id, { title: "done" }) });
+    const c = await connect(portOpts(win));
+    win.dispatch("pagehide", { persisted: false, isTrusted: false });
+    await tick();
+    assert.equal(c.closed, false, "the client is still open");
+    const r = await c.invoke("orders.search", {});
+    assert.equal(r.kind, "success");
   });
 
   test("a call pending when the surface closes its channel fails CLOSED", async () => {
@@ -1000,6 +1011,28 @@ describe("hostile pages", () => {
     }
     // Just under the bound is read.
     assert.equal(classify(ok("r", { title: "x".repeat((1 << 20) - 200) }), "invoke", { id: "r" }).kind, "success");
+  });
+
+  test("a reply is weighed as its JSON: control characters, non-ASCII text and members an array hides count", () => {
+    // 200,000 control characters are 200,000 UTF-16 units but 1.2 MB of JSON.
+    const control = classify(ok("r", { title: "\u0001".repeat(200_000) }), "invoke", { id: "r" });
+    assert.equal(control.error && control.error.bound, "replyBytes", "control characters");
+    assert.equal(control.envelope, null);
+    const wide = classify(ok("r", { title: "\u20ac".repeat(400_000) }), "invoke", { id: "r" }); // 1.2 MB of UTF-8
+    assert.equal(wide.error && wide.error.bound, "replyBytes", "three-byte characters");
+    const keys = classify(ok("r", { ["\u0001".repeat(200_000)]: 1 }), "invoke", { id: "r" });
+    assert.equal(keys.error && keys.error.bound, "replyBytes", "a member name");
+    // A structured clone keeps an array's named members; JSON would not.
+    const rows = [{ id: "a" }];
+    rows.blob = "x".repeat(2 << 20);
+    const hidden = classify(structuredClone(ok("r", { rows })), "invoke", { id: "r" });
+    assert.equal(hidden.error && hidden.error.bound, "replyBytes", "a large member an array hides");
+    assert.equal(hidden.envelope, null, "the reply is not kept");
+    const small = [{ id: "a" }];
+    small.note = "x";
+    assert.equal(classify(structuredClone(ok("r", { rows: small })), "invoke", { id: "r" }).error.code, OutcomeCode.MALFORMED_RESPONSE, "a small one");
+    // Ordinary text well under the bound is read.
+    assert.equal(classify(ok("r", { title: "caf\u00e9 \ud83d\ude00 \"q\"\n".repeat(20_000) }), "invoke", { id: "r" }).kind, "success");
   });
 
   test("members whose names differ only in case are malformed at any depth", () => {

@@ -141,6 +141,18 @@
       for (let i = 0; i < n; i++) postMessage({ channel: CHANNEL, kind: "response", app: `app-${i}`, envelope: r }, location.origin);
       return;
     }
+    if (mode === "appcodes" && !("app" in d)) {
+      // A discover answered in the name of n applications, each refusing
+      // with a code of 900,000 characters: within the client's bound on a
+      // reply, and control characters in every other one (six bytes each
+      // in JSON, past it).
+      for (let i = 0; i < n; i++) {
+        const code = (i % 2 === 0 ? "A" : "\u0001").repeat(900_000) + i;
+        const envelope = { protocol: PROTOCOL, id: d.envelope.id, ok: false, error: { code, message: "" } };
+        postMessage({ channel: CHANNEL, kind: "response", app: `app-${i}`, envelope }, location.origin);
+      }
+      return;
+    }
     if (r) postMessage({ channel: CHANNEL, kind: "response", ...(mode === "apps" ? { app: d.app } : {}), envelope: r }, location.origin);
   });
 })();
