@@ -250,6 +250,17 @@ func TestExtensionHostileBounds(t *testing.T) {
 		}
 	})
 
+	t.Run("an element named like the content script's marker does not turn the panel away", func(t *testing.T) {
+		pageURL := hostilePage(siteURL, "many", 3)
+		p := b.openTab(t, pageURL)
+		waitPage(t, p, `window.__hostile !== undefined`)
+		evalPage[bool](t, p, `(() => { const d = document.createElement("div"); d.id = "__plingExtensionContent"; document.body.append(d); return true; })()`)
+		panel := b.openPanel(t, pageURL)
+		if state, code, text := status(t, panel); state != "connected" {
+			t.Fatalf("status %s %s %q", state, code, text)
+		}
+	})
+
 	t.Run("a 50 MB describe is refused naming the bound, and not asked for again", func(t *testing.T) {
 		p, panel := open(t, "huge", 50<<20)
 		state, code, text := status(t, panel)

@@ -16,7 +16,9 @@
 (() => {
   const about = () => ({ origin: location.origin, title: String(document.title).slice(0, 300) });
   // Injected again into the same document (Refresh), one instance is enough.
-  if (globalThis.__plingExtensionContent) return about();
+  // Own property only: an element with this id would answer for it as a
+  // named property of the window, in this world too, and turn the panel away.
+  if (Object.prototype.hasOwnProperty.call(globalThis, "__plingExtensionContent")) return about();
   globalThis.__plingExtensionContent = true;
 
   const { connect, discover, ClientErrorCode } = globalThis.PlingClient;

@@ -6,7 +6,9 @@
 // accepts. Evaluated once per world; the result is the request function.
 (() => {
   const KEY = "__plingMCPFacade";
-  if (globalThis[KEY]) return true;
+  // Own property only: an element with this id is a named property of the
+  // window, in this world too, and would stand for the facade.
+  if (Object.prototype.hasOwnProperty.call(globalThis, KEY)) return true;
   const CHANNEL = "pling.surface";
   const RESEND_MS = 250;
   const waiters = new Map(); // envelope id -> [resolve, ...]
@@ -143,6 +145,8 @@
           for (let i = 0; i < x.length; i++) stack.push(x[i]);
         } else if (tag === "[object Date]") n += 30; // an ISO date in quotes, or null
         else if (tag === "[object Number]") n += 24; // a boxed number: at most 24 digits and signs
+        else if (tag === "[object Boolean]") n += 5; // a boxed boolean, written as true or false
+        else if (tag === "[object String]") text(String.prototype.valueOf.call(x)); // a boxed string, written as the string
         else {
           const keys = Object.keys(x);
           n += 2;

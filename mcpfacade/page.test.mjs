@@ -61,6 +61,9 @@ for (const [name, value] of [
   ["numbers", () => Array.from({ length: 400_000 }, (_, i) => -1.2345678901234567e-300 * (i + 1))],
   ["booleans", () => new Array(400_000).fill(false)],
   ["escaped characters", () => "\u0001".repeat(900_000)],
+  // Structured clones keep wrapper objects: JSON writes their values.
+  ["boxed booleans", () => Array.from({ length: 340_000 }, () => new Boolean(false))],
+  ["boxed strings", () => [new String("\u0001".repeat(900_000))]],
 ]) {
   test(`an answer of ${name} larger than the bound is refused before it is encoded`, async () => {
     const big = value();
