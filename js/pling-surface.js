@@ -310,6 +310,18 @@ function toJSONPlanted() {
   return false;
 }
 
+/**
+ * A list to fill by assignment. An array asks its prototypes for a setter
+ * of every index it grows into (push included), and a later script can put
+ * one on Object.prototype or Array.prototype: this one has no prototype, so
+ * no such setter is handed what goes in (a private channel's records, say).
+ */
+const newList = () => setPrototypeOf([], null);
+const arrayFrom = Array.from;
+const ArrayCtor = Array;
+/** A plain array of a list's elements, defined rather than assigned: Array.from over an array-like with no iterator. */
+const plainArray = (list) => reflectApply(arrayFrom, ArrayCtor, [list]);
+
 /** Adds v at the end of a by definition, not by assignment: no setter on an index runs. */
 function append(a, v) {
   defineProperty(a, a.length, { __proto__: null, value: v, writable: true, enumerable: true, configurable: true });
@@ -347,7 +359,7 @@ function toRequestJSON(value, budget) {
   // The objects being read, by depth. No prototype: an index setter a later
   // script put on Object.prototype or Array.prototype would be handed each
   // of them, a private channel's request included, as it is stored.
-  const stack = setPrototypeOf([], null);
+  const stack = newList();
   const put = (s) => {
     text += s;
     if (text.length > budget) throw new RequestError("request is larger than the size limit");
@@ -562,18 +574,6 @@ function isLazySource(r) {
   return r !== null && typeof r === "object" && !isArray(r) &&
     typeof methodOf(r, "count") === "function" && typeof methodOf(r, "slice") === "function" && typeof methodOf(r, "get") === "function";
 }
-
-/**
- * A list to fill by assignment. An array asks its prototypes for a setter
- * of every index it grows into (push included), and a later script can put
- * one on Object.prototype or Array.prototype: this one has no prototype, so
- * no such setter is handed what goes in (a private channel's records, say).
- */
-const newList = () => setPrototypeOf([], null);
-const arrayFrom = Array.from;
-const ArrayCtor = Array;
-/** A plain array of a list's elements, defined rather than assigned: Array.from over an array-like with no iterator. */
-const plainArray = (list) => reflectApply(arrayFrom, ArrayCtor, [list]);
 
 /** The ids of rows, read by index (no map, no iterator a later script could replace). */
 function idsOf(rows, max) {
@@ -1232,7 +1232,7 @@ function ownOptions(options) {
     o.replay = { __proto__: null, windowMs: own(replay, "windowMs"), guard: own(replay, "guard") };
   }
   if (isArray(expose)) {
-    const ids = setPrototypeOf([], null);
+    const ids = newList();
     const n = own(expose, "length");
     for (let i = 0; i < n; i++) append(ids, own(expose, i));
     o.expose = ids;

@@ -150,6 +150,10 @@ function jsonBytes(s) {
 function inspectReply(value, limits = DEFAULT_LIMITS) {
   let budget = limits.replyBytes;
   let named = false; // an array with members other than its elements
+  // A string's JSON bytes, plus extra (a member name's colon and comma). A
+  // string longer than what is left is not scanned: it is over either way,
+  // so the walk stays bounded by the budget, not by the string.
+  const weigh = (s, extra) => (s.length + 2 + extra > budget ? budget + 1 : jsonBytes(s) + extra);
   const stack = [[value, 1]];
   while (stack.length > 0) {
     const [v, depth] = stack.pop();
@@ -159,7 +163,7 @@ function inspectReply(value, limits = DEFAULT_LIMITS) {
     else if (typeof v === "number") {
       if (!Number.isFinite(v)) return { message: "the reply holds a number JSON cannot carry" };
       budget -= String(v).length;
-    } else if (typeof v === "string") budget -= v.length + 2 > budget ? budget + 1 : jsonBytes(v); // never longer than the budget: the walk stays bounded by it
+    } else if (typeof v === "string") budget -= weigh(v, 0);
     else if (Array.isArray(v)) {
       // Brackets and commas; and every element takes at least one more
       // byte, so a huge array is refused by its length, untouched.
@@ -173,7 +177,7 @@ function inspectReply(value, limits = DEFAULT_LIMITS) {
       if (keys.length !== v.length) {
         named = true;
         for (let i = v.length; i < keys.length && budget >= 0; i++) {
-          budget -= keys[i].length + 4 > budget ? budget + 1 : jsonBytes(keys[i]) + 2;
+          budget -= weigh(keys[i], 2);
           stack.push([v[keys[i]], depth + 1]);
         }
         if (budget < 0) break;
@@ -184,7 +188,7 @@ function inspectReply(value, limits = DEFAULT_LIMITS) {
       const seen = new Set();
       for (const k in v) {
         if (!Object.prototype.hasOwnProperty.call(v, k)) continue;
-        budget -= k.length + 4 > budget ? budget + 1 : jsonBytes(k) + 2;
+        budget -= weigh(k, 2);
         if (budget < 0) break;
         const folded = k.toUpperCase().toLowerCase();
         if (seen.has(folded)) return { message: `the reply has two members named ${JSON.stringify(k)} up to case` };
