@@ -443,6 +443,10 @@ func TestExtensionSidePanelFollowsItsWindow(t *testing.T) {
 	if n := evalPage[int](t, b.attachURL(t, other), `window.__hostile.describe`); n != 0 {
 		t.Errorf("the side panel asked the other window's page to describe itself %d times", n)
 	}
+	// The panel may be looking at its own tab again (its load completing
+	// after the first connect asks for that); wait out the look, then it
+	// must still be connected to its own window's page.
+	waitPage(t, side, `!["connecting", "navigated"].includes(document.querySelector('[data-testid="ext-status"]').dataset.state)`)
 	if state, text := panelStatus(t, side); state != "connected" {
 		t.Errorf("after another window took focus the side panel shows %s %q", state, text)
 	}
