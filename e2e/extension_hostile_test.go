@@ -444,10 +444,9 @@ func TestExtensionSidePanelFollowsItsWindow(t *testing.T) {
 		t.Errorf("the side panel asked the other window's page to describe itself %d times", n)
 	}
 	// The panel may be looking at its own tab again (its load completing
-	// after the first connect asks for that); wait out the look, then it
+	// after the first connect asks for that); once that look is over it
 	// must still be connected to its own window's page.
-	waitPage(t, side, `!["connecting", "navigated"].includes(document.querySelector('[data-testid="ext-status"]').dataset.state)`)
-	if state, text := panelStatus(t, side); state != "connected" {
+	if state, text := settledPanelStatus(t, side); state != "connected" {
 		t.Errorf("after another window took focus the side panel shows %s %q", state, text)
 	}
 	if o := evalPage[string](t, side, `document.querySelector('[data-testid="ext-invoke-origin"] code').textContent`); o != siteURL {
@@ -455,11 +454,14 @@ func TestExtensionSidePanelFollowsItsWindow(t *testing.T) {
 	}
 
 	// A new tab in the panel's own window: followed, and named as one the
-	// extension may not read.
-	evalPage[bool](t, side, fmt.Sprintf(`chrome.tabs.create({ windowId: %d, url: %s, active: true }).then(() => true)`, own, js(hostilePage(siteURL, "plain", 1))))
-	waitPage(t, side, `document.querySelector('[data-testid="ext-status"]').dataset.state === "not-scriptable"`)
-	if _, text := panelStatus(t, side); !strings.Contains(text, "may not read this page") {
-		t.Errorf("status %q", text)
+	// extension may not read. The panel looks at it when it becomes active
+	// and again when its load completes; the status is read after both.
+	evalPage[bool](t, side, fmt.Sprintf(`chrome.tabs.create({ windowId: %d, url: %s, active: true }).then(async (tab) => {
+		while ((await chrome.tabs.get(tab.id)).status !== "complete") await new Promise((r) => setTimeout(r, 25));
+		return true;
+	})`, own, js(hostilePage(siteURL, "plain", 1))))
+	if state, text := settledPanelStatus(t, side); state != "not-scriptable" || !strings.Contains(text, "may not read this page") {
+		t.Errorf("status %s %q", state, text)
 	}
 }
 

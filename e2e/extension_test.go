@@ -269,6 +269,28 @@ func panelStatus(t testing.TB, panel *tab) (state, text string) {
 	return s[0], s[1]
 }
 
+// settledPanelStatus waits until the panel is not looking at its page (its
+// status neither "connecting" nor "navigated") and has shown the same status
+// for 300 ms, then returns that status read in one evaluation. A tab's load
+// completing makes the panel look again, so a status read right after it
+// first settles can be the look that follows.
+func settledPanelStatus(t testing.TB, panel *tab) (state, text string) {
+	t.Helper()
+	s := evalPage[[]string](t, panel, `new Promise((resolve) => {
+		const read = () => { const s = document.querySelector('[data-testid="ext-status"]'); return [s.dataset.state, s.textContent]; };
+		let seen = null, since = 0;
+		const look = () => {
+			const now = read();
+			if (["connecting", "navigated"].includes(now[0])) seen = null;
+			else if (!seen || seen[0] !== now[0] || seen[1] !== now[1]) { seen = now; since = Date.now(); }
+			else if (Date.now() - since >= 300) return resolve(now);
+			setTimeout(look, 25);
+		};
+		look();
+	})`)
+	return s[0], s[1]
+}
+
 func waitConnected(t testing.TB, panel *tab) {
 	t.Helper()
 	waitPage(t, panel, `document.querySelector('[data-testid="ext-status"]').dataset.state === "connected"`)
