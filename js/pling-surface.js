@@ -1723,25 +1723,30 @@ function route(hub, event) {
   const app = hasApp ? ownValue(data, "app") : undefined;
   let first;
   let count = 0;
-  let owners; // the surfaces served past the first: one that listens twice is served once
+  let others; // the surfaces served past the first: one that listens twice is served once
   mapForEach(hub.entries, (entry) => {
     if (!entry.accepts(source, origin) || (hasApp && entry.app !== app)) return;
-    if (first !== undefined) {
-      if (entry.owner === first.owner || (owners !== undefined && listIncludes(owners, entry.owner))) return;
-      if (owners === undefined) owners = [];
-      append(owners, entry.owner);
+    if (first === undefined) first = entry;
+    else {
+      if (entry.owner === first.owner) return;
+      if (others === undefined) others = newList();
+      for (let i = 0; i < others.length; i++) if (others[i].owner === entry.owner) return;
+      append(others, entry);
     }
     count++;
-    if (first === undefined) first = entry;
-    // A wrapped request without app goes to every surface (discovery).
-    if (kind === "request" && !bare) {
-      try {
-        entry.request(data, source, origin, false);
-      } catch {
-        // one surface's failure does not keep the message from the others
-      }
-    }
   });
+  if (kind === "request" && !bare) {
+    if (count === 0) return;
+    // Without app a describe goes to every surface (discovery); anything
+    // else would run on each of them, so with several it must name one.
+    if (count > 1 && !hasApp && ownValue(ownValue(data, "envelope"), "method") !== "describe") {
+      postTo(source, { channel: CHANNEL, kind: "response", envelope: failure(requestIdOf(ownValue(data, "envelope")), "INVALID_REQUEST", "several surfaces listen here: name the app") }, origin);
+      return;
+    }
+    serveEntry(first, data, source, origin);
+    if (others !== undefined) for (let i = 0; i < others.length; i++) serveEntry(others[i], data, source, origin);
+    return;
+  }
   if (kind === "connect") {
     const ports = eventField(event, eventPortsOf, "ports");
     const port = ports !== null && typeof ports === "object" && ownValue(ports, "length") > 0 ? ownValue(ports, 0) : undefined;
@@ -1757,6 +1762,14 @@ function route(hub, event) {
     // come wrapped with app, or it would run on each.
     if (count === 1) first.request(data, source, origin, true);
     else postTo(source, failure(requestIdOf(data), "INVALID_REQUEST", "several surfaces listen here: wrap the request and name its app"), origin);
+  }
+}
+
+function serveEntry(entry, data, source, origin) {
+  try {
+    entry.request(data, source, origin, false);
+  } catch {
+    // one surface's failure does not keep the message from the others
   }
 }
 

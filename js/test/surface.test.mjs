@@ -1305,6 +1305,31 @@ test("bare requests are refused when several surfaces listen; a connect without 
   b.surface.close();
 }));
 
+test("a wrapped invoke without app is refused once when several surfaces listen; a describe reaches each", ({ api }) => withWindow(async (win) => {
+  const a = page(api, { app: "a" });
+  const b = page(api, { app: "b" });
+  a.surface.listen();
+  b.surface.listen();
+  // Both surfaces offer update_note@order: served by each, one request
+  // would run the action twice.
+  message(win, request(invokeReq("w1", "update_note@order", { record: "SO-1", note: "x" })));
+  await settle(() => win.posted.length >= 1, "refusal");
+  await tick(20);
+  eq(win.posted.map((p) => [p.message.kind, "app" in p.message, p.message.envelope.id, p.message.envelope.error?.code]),
+    [["response", false, "w1", "INVALID_REQUEST"]], "one refusal");
+  eq([a.execs.length, b.execs.length], [0, 0], "nothing ran");
+  // Named, it runs on that surface alone.
+  message(win, { ...request(invokeReq("w2", "update_note@order", { record: "SO-1", note: "x" })), app: "b" });
+  await settle(() => win.posted.length === 2, "named invoke");
+  eq([a.execs.length, b.execs.length, win.posted[1].message.app, win.posted[1].message.envelope.ok], [0, 1, "b", true], "named invoke");
+  // Discovery: a describe without app is answered by each.
+  message(win, request(describeReq("d1")));
+  await settle(() => win.posted.length === 4, "two descriptions");
+  eq(win.posted.slice(2).map((p) => p.message.app).sort(), ["a", "b"], "both answered");
+  a.surface.close();
+  b.surface.close();
+}));
+
 test("a surface that listens twice serves each message once", ({ api }) => withWindow(async (win) => {
   const { surface, execs } = page(api);
   surface.listen(); // a page that renders twice, say
