@@ -326,6 +326,18 @@ func TestExtension(t *testing.T) {
 	panel := b.openPanel(t, siteURL+"/")
 	waitConnected(t, panel)
 
+	t.Run("a description crosses the extension's messaging once", func(t *testing.T) {
+		// Messaging between the content script and the panel copies what it
+		// carries as JSON: a reply the answer names three times (result,
+		// description, envelope) costs three times its size, 3 MiB at the
+		// client's 1 MiB bound.
+		sizes := evalPage[[]int](t, panel, `chrome.tabs.sendMessage(Number(new URLSearchParams(location.search).get("tab")), { type: "pling.describe", app: "orders" }, { frameId: 0 })
+			.then((a) => [JSON.stringify(a).length, JSON.stringify(a.value.outcome.envelope.result).length])`)
+		if sizes[1] < 4000 || sizes[0] > sizes[1]+2000 {
+			t.Errorf("the panel's answer is %d characters for a description of %d", sizes[0], sizes[1])
+		}
+	})
+
 	t.Run("lists the capabilities", func(t *testing.T) {
 		if app := evalPage[string](t, panel, `document.querySelector('[data-testid="ext-app-name"]').textContent`); !strings.Contains(app, "orders") {
 			t.Errorf("app shown as %q: want the orders surface", app)

@@ -88,7 +88,7 @@
       };
     },
     async "pling.describe"(msg) {
-      return withClient(msg, async (c) => ({ outcome: await c.describe(msg.input ?? undefined) }));
+      return withClient(msg, async (c) => ({ outcome: forPanel(await c.describe(msg.input ?? undefined)) }));
     },
     async "pling.page"(msg) {
       return withClient(msg, async (c) => {
@@ -106,7 +106,7 @@
       return withClient(msg, async (c) => {
         const options = {};
         if (typeof msg.record === "string") options.record = msg.record;
-        return { outcome: await c.invoke(msg.capability, msg.input ?? {}, options) };
+        return { outcome: forPanel(await c.invoke(msg.capability, msg.input ?? {}, options)) };
       });
     },
   };
@@ -120,6 +120,16 @@
     );
     return true; // the answer comes asynchronously
   });
+
+  // Messaging copies what it carries as JSON, once for every reference: a
+  // success names the reply's result as result, description and inside the
+  // envelope, 3 MiB of messaging for a reply at the 1 MiB bound. The panel
+  // takes those parts from the envelope (withParts).
+  function forPanel(outcome) {
+    if (!outcome.ok || !outcome.envelope) return outcome;
+    const { result, description, after, ...rest } = outcome;
+    return rest;
+  }
 
   function plainError(err) {
     if (err && typeof err.toJSON === "function" && err.name === "SurfaceClientError") return err.toJSON();

@@ -257,7 +257,20 @@ async function ask(message) {
   }
   if (!reply || typeof reply !== "object") throw new PanelError({ code: "PAGE_GONE", message: "The page did not answer." });
   if (!reply.ok) throw new PanelError({ ...(reply.error || {}), pageWords: true });
-  return reply.value;
+  const value = reply.value;
+  if (value && value.outcome) value.outcome = withParts(value.outcome, type);
+  return value;
+}
+
+// withParts puts back what the content script leaves inside the envelope
+// (see its forPanel): a success's result, a description, an invoke's after.
+function withParts(outcome, type) {
+  const e = outcome.envelope;
+  if (!outcome.ok || !e || typeof e !== "object" || e.ok !== true) return outcome;
+  const parts = { result: e.result };
+  if (type === "pling.describe") parts.description = e.result;
+  else if (e.after !== undefined && e.after !== null) parts.after = e.after;
+  return { ...outcome, ...parts };
 }
 
 // ---------------------------------------------------------------------------
