@@ -488,6 +488,12 @@ export interface FromRuntimeOptions {
 
 export declare function fromRuntime(runtime: SurfaceRuntime, options: FromRuntimeOptions): SurfaceAPI;
 
+/**
+ * @internal What pling-webmcp.js takes from this module: WebMCP's registry
+ * and built-ins as they were when the module was evaluated. Not for pages.
+ */
+export declare const webmcpKit: object;
+
 declare global {
   interface Window {
     /** Defined by pling-surface.global.js. */

@@ -131,6 +131,24 @@ const textDecode = capturedMethod(globalThis.TextDecoder, "decode");
 const PAGE_WINDOW = typeof globalThis.Window === "function" && globalThis.window === globalThis ? globalThis : undefined;
 const windowPostMessage = PAGE_WINDOW !== undefined ? PAGE_WINDOW.postMessage : undefined;
 
+// WebMCP's registry and its registerTool as the page had them when this
+// module was evaluated, and the random source of the bridge's request ids
+// (see webmcpKit).
+const MODEL_CONTEXT = modelContextAtLoad();
+const MODEL_CONTEXT_REGISTER = MODEL_CONTEXT !== undefined ? methodOf(MODEL_CONTEXT, "registerTool") : undefined;
+const CRYPTO = globalThis.crypto;
+const cryptoGetRandomValues = capturedMethod(globalThis.Crypto, "getRandomValues");
+
+function modelContextAtLoad() {
+  try {
+    const doc = globalThis.document;
+    const mc = doc !== undefined && doc !== null ? doc.modelContext : undefined;
+    return mc !== null && typeof mc === "object" ? mc : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 const SESSION_CODES = freeze(["SESSION_REQUIRED", "SESSION_INVALID", "SESSION_EXPIRED", "SESSION_REVOKED"]);
 const OPTION_NAMES = freeze([
   "registry", "execute", "app", "expose", "session", "recordLimit", "maxRecordLimit",
@@ -1830,6 +1848,84 @@ function postTo(target, message, targetOrigin) {
 }
 
 // ---------------------------------------------------------------------------
+// What pling-webmcp.js takes from here.
+
+/**
+ * A copy of plain data whose objects, and with lists its arrays too, have no
+ * prototype: whoever reads it (the WebMCP bridge reading a reply, the
+ * browser serializing a tool's answer and looking for then and toJSON)
+ * finds its own members only, never one a later script put on
+ * Object.prototype or Array.prototype. Accessors read as undefined;
+ * functions are kept (a tool's execute).
+ */
+function bareData(v, lists, depth) {
+  if (v === null || typeof v !== "object") return v;
+  if (depth > 256) throw new TypeError("data nested deeper than 256");
+  let out;
+  let names;
+  if (isArray(v)) {
+    out = lists ? newList() : [];
+    const n = ownValue(v, "length");
+    for (let i = 0; i < n; i++) {
+      defineProperty(out, i, { __proto__: null, value: bareData(ownValue(v, i), lists, depth + 1), writable: true, enumerable: true, configurable: true });
+    }
+    return out;
+  }
+  out = objectCreate(null);
+  names = objectKeys(v);
+  for (let i = 0; i < names.length; i++) {
+    defineProperty(out, names[i], { __proto__: null, value: bareData(ownValue(v, names[i]), lists, depth + 1), writable: true, enumerable: true, configurable: true });
+  }
+  return out;
+}
+
+const HEX = "0123456789abcdef";
+
+/**
+ * A version 4 UUID from the crypto source captured at load: a later script
+ * that replaced crypto.randomUUID cannot make the bridge's request ids
+ * predictable (and claim the agent's next id first). Undefined without Web
+ * Crypto.
+ */
+function randomUUID() {
+  if (cryptoGetRandomValues === undefined || CRYPTO === undefined) return undefined;
+  const b = new Uint8ArrayCtor(16);
+  cryptoGetRandomValues(CRYPTO, b);
+  b[6] = (b[6] & 0x0f) | 0x40;
+  b[8] = (b[8] & 0x3f) | 0x80;
+  let s = "";
+  for (let i = 0; i < 16; i++) {
+    if (i === 4 || i === 6 || i === 8 || i === 10) s += "-";
+    s += HEX[b[i] >> 4] + HEX[b[i] & 15];
+  }
+  return s;
+}
+
+/**
+ * The built-ins and helpers pling-webmcp.js uses where a later script
+ * could otherwise read or change what crosses between an agent and the
+ * surface: it is loaded on first use, by when any global may have been
+ * replaced, so it imports these, captured when this module was evaluated.
+ * Not for pages: the bridge's own plumbing.
+ */
+export const webmcpKit = freeze({
+  __proto__: null,
+  modelContext: MODEL_CONTEXT,
+  registerTool: MODEL_CONTEXT_REGISTER,
+  apply: reflectApply,
+  isArray,
+  hasOwn,
+  keys: objectKeys,
+  ownValue,
+  stringify: jsonStringify,
+  randomUUID,
+  /** Objects and arrays without prototypes: for what goes to the browser. */
+  bare: (v) => bareData(v, true, 0),
+  /** Objects without prototypes, arrays as they are: for what the bridge reads. */
+  bareObjects: (v) => bareData(v, false, 0),
+});
+
+// ---------------------------------------------------------------------------
 // The API bound to one runtime.
 
 function bind(runtime, entries) {
@@ -2278,15 +2374,28 @@ function bind(runtime, entries) {
 
     // Opt-in WebMCP tools (pling-webmcp.js, loaded on first use). close()
     // stops the bridge with the listeners.
-    async function webmcp(webmcpOptions) {
-      if (closed) throw new Error("webmcp: the surface is closed");
-      const { bridgeWebMCP } = await import("./pling-webmcp.js");
-      if (closed) throw new Error("webmcp: the surface is closed");
-      const stop = () => bridge.stop();
-      const bridge = bridgeWebMCP(api, webmcpOptions, () => mapDelete(stops, stop));
-      if (bridge.supported) mapSet(stops, stop, stop);
-      await bridge.ready;
-      return bridge;
+    // It answers through pending, not as an async function: resolving with
+    // the bridge would look up then on it, and a then a later script put on
+    // Object.prototype would be handed the bridge (and could stop it).
+    function webmcp(webmcpOptions) {
+      const result = pending();
+      if (closed) {
+        result.reject(new Error("webmcp: the surface is closed"));
+        return result.promise;
+      }
+      promiseThen(import("./pling-webmcp.js"), (mod) => {
+        try {
+          if (closed) throw new Error("webmcp: the surface is closed");
+          const stop = () => bridge.stop();
+          const bridge = mod.bridgeWebMCP(api, webmcpOptions, () => mapDelete(stops, stop));
+          if (bridge.supported) mapSet(stops, stop, stop);
+          // The bridge has no prototype: resolving with it finds no then.
+          whenSettled(bridge.ready, () => result.resolve(bridge), result.reject);
+        } catch (err) {
+          result.reject(err);
+        }
+      }, result.reject);
+      return result.promise;
     }
 
     const api = freeze({ describe, handle, listen, close, webmcp });

@@ -14,6 +14,14 @@
 //
 // Only the page's own document is touched; nothing here reaches the kernel
 // except through the surface's public methods.
+//
+// This module is loaded on first use, by when a later script may have
+// replaced any global. Where an agent's call crosses (the tool's execute,
+// its answer, the registration that hands the browser execute, the request
+// id), it uses what pling-surface.js captured when it was evaluated
+// (webmcpKit), never a global looked up now.
+
+import { webmcpKit as kit } from "./pling-surface.js";
 
 const PROTOCOL = "pling.surface/0.1";
 const SESSION_CODES = ["SESSION_REQUIRED", "SESSION_INVALID", "SESSION_EXPIRED", "SESSION_REVOKED"];
@@ -27,7 +35,6 @@ export const WEBMCP_TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 const NAME_CHAR = /[A-Za-z0-9_.-]/;
 const MAX_NAME = 128;
 const CONTEXT_TOOL = "page_context";
-const CONTEXT_INPUT = Object.freeze(["offset", "limit", "record"]);
 
 const OPTION_NAMES = Object.freeze([
   "pollMs", "prefix", "recordEnumLimit", "contextTool", "untrustedContent", "modelContext", "onChange",
@@ -137,12 +144,8 @@ export function recordEnum(capability, context, limit) {
   return ids.length > 0 && ids.length <= limit ? ids : null;
 }
 
-function copyJSON(v) {
-  return v === undefined ? undefined : JSON.parse(JSON.stringify(v));
-}
-
 function isObject(v) {
-  return v !== null && typeof v === "object" && !Array.isArray(v);
+  return v !== null && typeof v === "object" && !kit.isArray(v);
 }
 
 /**
@@ -152,7 +155,9 @@ function isObject(v) {
  * it after taking the record parameter out.
  */
 export function toolInputSchema(capability, recordParam) {
-  const given = copyJSON(capability.inputSchema);
+  // A copy whose objects have no prototype: nothing a later script put on
+  // Object.prototype (a toJSON, a member the schema lacks) enters it.
+  const given = kit.bareObjects(capability.inputSchema);
   const schema = isObject(given) ? given : {};
   if (schema.type === undefined) schema.type = "object";
   if (recordParam) {
@@ -364,7 +369,7 @@ const APPROVAL_ERRORS = {
 // undefined without an approval member, a known status, or "unknown" for
 // anything else, so no shape of it can read as a grant.
 function approvalOf(result) {
-  if (!isObject(result) || !Object.prototype.hasOwnProperty.call(result, "approval")) return undefined;
+  if (!isObject(result) || !kit.hasOwn(result, "approval")) return undefined;
   const status = isObject(result.approval) ? result.approval.status : undefined;
   return status === "pending" || status === "granted" || status === "denied" ? status : "unknown";
 }
@@ -383,7 +388,10 @@ export function contextResult(response) {
 
 let toldMissing = false;
 
+// The registry the page had when pling-surface.js was evaluated, with its
+// registerTool as it was then; else whatever the document has now.
 function findModelContext() {
+  if (kit.modelContext !== undefined && typeof kit.registerTool === "function") return kit.modelContext;
   const doc = globalThis.document;
   const mc = doc ? doc.modelContext : undefined;
   return mc && typeof mc.registerTool === "function" ? mc : null;
@@ -391,10 +399,15 @@ function findModelContext() {
 
 let seq = 0;
 function requestId() {
-  const c = globalThis.crypto;
-  if (c && typeof c.randomUUID === "function") return "webmcp-" + c.randomUUID();
+  const uuid = kit.randomUUID();
+  if (uuid !== undefined) return "webmcp-" + uuid;
   seq += 1;
   return `webmcp-${Date.now().toString(36)}-${seq}-${Math.random().toString(36).slice(2)}`;
+}
+
+/** A tool's answer when it reaches no surface: no prototype, as every answer (see execute). */
+function refusal(code, message, id) {
+  return kit.bare(id === undefined ? { outcome: "protocol_error", isError: true, error: { code, message } } : { outcome: "protocol_error", isError: true, requestId: id, error: { code, message } });
 }
 
 function checkOptions(o) {
@@ -423,8 +436,11 @@ function checkOptions(o) {
   if (o.onChange !== undefined && typeof o.onChange !== "function") throw new TypeError("webmcp: onChange must be a function");
 }
 
+// Of a copy without prototypes, with the JSON.stringify captured at load: no
+// toJSON a later script planted is handed the definitions or decides
+// whether a tool changed.
 function defKey(def) {
-  return JSON.stringify([def.capability, def.title, def.description, def.inputSchema, def.annotations]);
+  return kit.stringify(kit.bare([def.capability, def.title, def.description, def.inputSchema, def.annotations]));
 }
 
 function warn(...args) {
@@ -436,6 +452,7 @@ function warn(...args) {
 }
 
 const inertBridge = Object.freeze({
+  __proto__: null,
   supported: false,
   ready: Promise.resolve(),
   get tools() {
@@ -480,6 +497,9 @@ export function bridgeWebMCP(surface, options = {}, onStop) {
     untrustedContent: options.untrustedContent === undefined ? false : options.untrustedContent,
   };
   const onChange = options.onChange;
+  // Read once: a later script that wraps registerTool afterwards is handed
+  // no tool, so neither an agent's input nor the tool's execute.
+  const registerTool = mc === kit.modelContext && typeof kit.registerTool === "function" ? kit.registerTool : mc.registerTool;
 
   const registered = new Map(); // name -> { def, key, controller, live }
   const bound = new Map(); // every name handed out -> its capability, for as long as the bridge runs
@@ -521,18 +541,27 @@ export function bridgeWebMCP(surface, options = {}, onStop) {
     // A tool this bridge has taken back answers nothing, even if a caller
     // still holds it; the surface would refuse a revoked session anyway.
     if (!entry.live || stopped) {
-      return { outcome: "protocol_error", isError: true, error: { code: "CAPABILITY_NOT_EXPOSED", message: "this tool is no longer offered by the page" } };
+      return refusal("CAPABILITY_NOT_EXPOSED", "this tool is no longer offered by the page");
     }
     const id = requestId();
     const def = entry.def;
     // Whatever the agent sent goes to the surface as it is (a tool without
     // parameters may be called with nothing); the surface judges it.
-    const given = input === undefined || input === null ? {} : input;
+    let given = input === undefined || input === null ? {} : input;
     // Except for page_context: a protocol describe also takes capabilities:
     // "changed", which moves the session's remembered signature and would
-    // hide a change from another agent of the same session.
-    if (def.capability === null && !(isObject(given) && Object.keys(given).every((k) => CONTEXT_INPUT.includes(k)))) {
-      return { outcome: "protocol_error", isError: true, requestId: id, error: { code: "INVALID_REQUEST", message: "page_context takes only offset, limit and record" } };
+    // hide a change from another agent of the same session. What is sent is
+    // a copy of the three members, so an input that lists its members one
+    // way and reads them another (a Proxy) sends nothing else.
+    if (def.capability === null) {
+      const names = isObject(given) ? kit.keys(given) : null;
+      let ok = names !== null;
+      for (let i = 0; ok && i < names.length; i++) ok = names[i] === "offset" || names[i] === "limit" || names[i] === "record";
+      if (!ok) return refusal("INVALID_REQUEST", "page_context takes only offset, limit and record", id);
+      // Spread object literals define their members: no setter a later
+      // script put on Object.prototype sees or drops one.
+      const member = (k) => (kit.hasOwn(given, k) ? { [k]: kit.ownValue(given, k) } : {});
+      given = { ...member("offset"), ...member("limit"), ...member("record") };
     }
     const request = def.capability === null
       ? { protocol: PROTOCOL, id, method: "describe", input: given }
@@ -546,21 +575,34 @@ export function bridgeWebMCP(surface, options = {}, onStop) {
     // The call may have changed what the session can do (a filter, a page,
     // a record): bring the tools up to date without holding the answer.
     if (def.capability !== null) refresh();
-    return def.capability === null ? contextResult(response) : toolResult(response);
+    // The reply is read through a copy whose objects have no prototype, so
+    // a member it lacks (after, approval) is not one a later script put on
+    // Object.prototype; the answer is a copy with no prototype anywhere, so
+    // neither resolving this function's Promise (then) nor the browser
+    // serializing it (toJSON) hands it to such a script.
+    try {
+      response = kit.bareObjects(response);
+      return kit.bare(def.capability === null ? contextResult(response) : toolResult(response));
+    } catch {
+      return refusal("INTERNAL_ERROR", "the page's answer could not be read", id);
+    }
   };
 
   const register = (def) => {
     const controller = new AbortController();
     const entry = { def, key: defKey(def), controller, live: true, accepted: false };
     registered.set(def.name, entry);
-    const tool = {
+    // No prototype anywhere: the browser reads the tool's members (and
+    // serializes its schema) without finding one a later script put on
+    // Object.prototype.
+    const tool = kit.bare({
       name: def.name,
       title: def.title,
       description: def.description,
       inputSchema: def.inputSchema,
       annotations: def.annotations,
       execute: execute(entry),
-    };
+    });
     const accepted = () => {
       entry.accepted = true;
       // Taken back while the browser was answering: by name now, for an
@@ -576,7 +618,7 @@ export function bridgeWebMCP(surface, options = {}, onStop) {
       }
     };
     try {
-      const r = mc.registerTool(tool, { signal: controller.signal });
+      const r = kit.apply(registerTool, mc, [tool, { __proto__: null, signal: controller.signal }]);
       if (r && typeof r.then === "function") {
         return Promise.resolve(r).then(accepted, (err) => {
           // An abort of our own (a newer list replaced this tool) is no refusal.
@@ -682,7 +724,10 @@ export function bridgeWebMCP(surface, options = {}, onStop) {
   };
   const ready = loop();
 
+  // No prototype: resolving surface.webmcp()'s Promise with it looks up no
+  // then a later script put on Object.prototype.
   return Object.freeze({
+    __proto__: null,
     supported: true,
     ready,
     get tools() {

@@ -25,6 +25,8 @@ import {
 } from "../pling-webmcp.js";
 
 const P = "pling.surface/0.1";
+// What the bridge hands the browser has no prototypes; compared as the data it is.
+const plain = (v) => JSON.parse(JSON.stringify(v));
 const PENDING_MESSAGE = "Not done yet: a person has to approve this in the page, and nothing has changed until they do. Calling again does not speed it up.";
 
 const SEARCH = {
@@ -181,13 +183,13 @@ test("annotations follow effect and approval", async (t) => {
 test("input schemas: a template gains its record parameter, the business schema stays", async (t) => {
   await t.test("plain capability: the schema as given", () => {
     const [def] = toolDefinitions(description([SEARCH]), { contextTool: false });
-    assert.deepEqual(def.inputSchema, SEARCH.inputSchema);
+    assert.deepEqual(plain(def.inputSchema), SEARCH.inputSchema);
     assert.notEqual(def.inputSchema, SEARCH.inputSchema, "a copy, not the description's object");
   });
   await t.test("template with few records: required record parameter with the ids", () => {
     const before = JSON.stringify(NOTE);
     const [def] = toolDefinitions(description([NOTE]), { contextTool: false });
-    assert.deepEqual(def.inputSchema, {
+    assert.deepEqual(plain(def.inputSchema), {
       type: "object",
       properties: {
         record: { type: "string", minLength: 1, description: "Id of the order to act on.", enum: ["SO-1", "SO-2", "SO-3"] },
@@ -226,7 +228,7 @@ test("input schemas: a template gains its record parameter, the business schema 
     const [def] = toolDefinitions(description([{ ...NOTE, inputSchema }]), { contextTool: false });
     const props = def.inputSchema.properties;
     assert.deepEqual(Object.keys(props), ["record", "__proto__", "note"]);
-    assert.deepEqual(Object.getOwnPropertyDescriptor(props, "__proto__").value, { type: "string", maxLength: 3 });
+    assert.deepEqual(plain(Object.getOwnPropertyDescriptor(props, "__proto__").value), { type: "string", maxLength: 3 });
     assert.equal(Object.getPrototypeOf(props), Object.prototype);
   });
   await t.test("no schema: an object schema", () => {
@@ -381,6 +383,7 @@ function fakeSurface(caps) {
 }
 
 const names = (mc) => [...mc.tools.keys()].sort();
+
 async function until(cond, what) {
   for (let i = 0; i < 500; i++) {
     if (cond()) return;
@@ -408,10 +411,10 @@ test("bridge: registers the effective capabilities and calls through the surface
     assert.deepEqual(surface.describes[0], { limit: 20 }, "the poll reads a window big enough for the enum");
 
     const tool = mc.tools.get("update_note_order");
-    assert.deepEqual(tool.annotations, { readOnlyHint: false });
+    assert.deepEqual(plain(tool.annotations), { readOnlyHint: false });
     for (const t of mc.tools.values()) assert.ok(typeof t.title === "string" && t.title.length > 0, `${t.name} has no title`);
     assert.equal(tool.title, "Order: update note");
-    assert.deepEqual(tool.inputSchema.required, ["record", "note"]);
+    assert.deepEqual(plain(tool.inputSchema.required), ["record", "note"]);
 
     const input = { record: "SO-2", note: "hello", n: 12 };
     const out1 = await mc.call("update_note_order", input);
@@ -421,7 +424,7 @@ test("bridge: registers the effective capabilities and calls through the surface
     assert.deepEqual({ ...r1, id: "?" }, { protocol: P, id: "?", method: "invoke", capability: "update_note@order", input });
     assert.match(r1.id, /^webmcp-/);
     assert.notEqual(r1.id, r2.id, "every call is a new request id");
-    assert.deepEqual(out1, { outcome: "ok", requestId: r1.id, result: { done: "update_note@order" } });
+    assert.deepEqual(plain(out1), { outcome: "ok", requestId: r1.id, result: { done: "update_note@order" } });
     assert.equal(out2.requestId, r2.id);
 
     // A call without input still names an object.
@@ -431,7 +434,7 @@ test("bridge: registers the effective capabilities and calls through the surface
     // Refused by the surface: an answer with the code, not a throw.
     surface.answer = (req) => ({ protocol: P, id: req.id, ok: false, error: { code: "REPLAY_DETECTED", message: "request id was already used" } });
     const refused = await mc.call("orders.search", { query: "x" });
-    assert.deepEqual(refused, { outcome: "protocol_error", isError: true, requestId: surface.requests.at(-1).id, error: { code: "REPLAY_DETECTED", message: "request id was already used" } });
+    assert.deepEqual(plain(refused), { outcome: "protocol_error", isError: true, requestId: surface.requests.at(-1).id, error: { code: "REPLAY_DETECTED", message: "request id was already used" } });
 
     // A stand-in surface whose handle() rejects still gets an answer.
     surface.answer = () => { throw new Error("broken"); };
@@ -445,7 +448,7 @@ test("bridge: registers the effective capabilities and calls through the surface
     const last = surface.requests.at(-1);
     assert.deepEqual({ ...last, id: "?" }, { protocol: P, id: "?", method: "describe", input: { record: "SO-1" } });
     assert.equal(ctx.context.route, "/orders");
-    assert.deepEqual(mc.tools.get("page_context").annotations, { readOnlyHint: true });
+    assert.deepEqual(plain(mc.tools.get("page_context").annotations), { readOnlyHint: true });
   } finally {
     bridge.stop();
   }
@@ -465,7 +468,7 @@ test("bridge: revocation takes every tool back, and a held tool refuses", async 
     assert.deepEqual(bridge.tools, []);
     const before = surface.requests.length;
     const answer = await held.execute({ record: "SO-1", note: "x" });
-    assert.deepEqual(answer, { outcome: "protocol_error", isError: true, error: { code: "CAPABILITY_NOT_EXPOSED", message: "this tool is no longer offered by the page" } });
+    assert.deepEqual(plain(answer), { outcome: "protocol_error", isError: true, error: { code: "CAPABILITY_NOT_EXPOSED", message: "this tool is no longer offered by the page" } });
     assert.equal(surface.requests.length, before, "a taken-back tool never reaches the surface");
 
     // A new grant brings them back, as new registrations.
@@ -498,7 +501,7 @@ test("bridge: a change replaces only the tools that changed", async () => {
     surface.records = orders(2); // the enum of approve_order changes
     await bridge.refresh();
     assert.deepEqual(mc.log, [["remove", "approve_order"], ["add", "approve_order"]]);
-    assert.deepEqual(mc.tools.get("approve_order").inputSchema.properties.record.enum, ["SO-1", "SO-2"]);
+    assert.deepEqual(plain(mc.tools.get("approve_order").inputSchema.properties.record.enum), ["SO-1", "SO-2"]);
     assert.equal(mc.tools.get("orders.search"), search, "an unchanged tool keeps its registration");
   } finally {
     bridge.stop();
@@ -594,6 +597,100 @@ test("bridge: options are checked", () => {
   }
   assert.throws(() => bridgeWebMCP({}, {}), TypeError);
   assert.equal(mc.tools.size, 0);
+});
+
+// A script that runs after the surface loaded and after the bridge
+// registered its tools: what an agent's call carries and what it answers is
+// not handed to it, its members do not enter the answer, and its own
+// registerTool and randomUUID are not used.
+test("bridge: a later script reads and forges no call", async () => {
+  const mc = fakeModelContext();
+  const surface = fakeSurface([SEARCH, NOTE]);
+  surface.answer = (req) => ({ protocol: P, id: req.id, ok: true, result: { title: "noted", items: [{ n: 1 }] } });
+  const bridge = bridgeWebMCP(surface, { modelContext: mc, pollMs: 0 });
+  const seen = [];
+  const planted = [];
+  const plant = (obj, name, desc) => {
+    Object.defineProperty(obj, name, { configurable: true, ...desc });
+    planted.push([obj, name]);
+  };
+  const realRegister = mc.registerTool;
+  const realUUID = globalThis.crypto.randomUUID;
+  try {
+    await bridge.ready;
+    // A then that reads any answer and resolves it as something else.
+    const forged = new WeakSet();
+    plant(Object.prototype, "then", {
+      get() {
+        if (this !== null && typeof this === "object" && !forged.has(this) && Object.prototype.hasOwnProperty.call(this, "outcome")) {
+          seen.push(["then", JSON.stringify(this)]);
+          const f = { outcome: "ok", result: { title: "forged" } };
+          forged.add(f);
+          return (resolve) => resolve(f);
+        }
+        return undefined;
+      },
+    });
+    // Members the reply lacks, which a plain read would find here.
+    plant(Object.prototype, "after", { value: { records: [{ id: "SO-1", fields: { note: "forged" } }] }, writable: true });
+    // The registry's method, wrapped: it would see each tool and wrap its execute.
+    mc.registerTool = function (tool, options) {
+      seen.push(["registerTool", tool.name]);
+      return realRegister.call(this, { ...tool, execute: async (input) => { seen.push(["input", JSON.stringify(input)]); await tool.execute(input); return tool.execute(input); } }, options);
+    };
+    // Predictable request ids, to claim the agent's next one first.
+    globalThis.crypto.randomUUID = () => "00000000-0000-4000-8000-000000000000";
+
+    surface.caps = [SEARCH, NOTE, APPROVE]; // a change: approve_order is registered now
+    await bridge.refresh();
+    assert.ok(mc.tools.has("approve_order"), "registered");
+    // A toJSON that the browser's serialization of the answer would call
+    // (planted now: the bridge's comparison of definitions, which hold the
+    // page's public schemas only, would meet it too).
+    plant(Object.prototype, "toJSON", { value() { seen.push(["toJSON", Object.keys(this)]); return this; }, writable: true });
+    plant(Array.prototype, "toJSON", { value() { seen.push(["array toJSON"]); return this; }, writable: true });
+    const out = await mc.call("update_note_order", { record: "SO-2", note: "hello" });
+    const text = JSON.stringify(out); // what a browser does with the answer
+    const ctx = await mc.call("page_context", { record: "SO-1" });
+    JSON.stringify(ctx);
+    for (const [obj, name] of planted) delete obj[name];
+    planted.length = 0;
+    assert.deepEqual(seen, [], "the later script saw");
+    assert.deepEqual(JSON.parse(text), { outcome: "ok", requestId: surface.requests.at(-2).id, result: { title: "noted", items: [{ n: 1 }] } });
+    assert.equal(Object.getPrototypeOf(out), null, "the answer has no prototype");
+    assert.equal(surface.requests.filter((r) => r.method === "invoke").length, 1, "the call ran once");
+    assert.doesNotMatch(surface.requests.at(-1).id, /00000000-0000-4000-8000-000000000000/);
+    assert.match(surface.requests.at(-1).id, /^webmcp-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  } finally {
+    for (const [obj, name] of planted) delete obj[name];
+    mc.registerTool = realRegister;
+    globalThis.crypto.randomUUID = realUUID;
+    bridge.stop();
+  }
+});
+
+test("bridge: page_context sends only offset, limit and record, whatever its input pretends", async () => {
+  const mc = fakeModelContext();
+  const surface = fakeSurface([SEARCH]);
+  surface.answer = (req) => ({ protocol: P, id: req.id, ok: true, result: description([SEARCH]) });
+  const bridge = bridgeWebMCP(surface, { modelContext: mc, pollMs: 0 });
+  try {
+    await bridge.ready;
+    // Lists three members, reads a fourth.
+    let listed = 0;
+    const sly = new Proxy({ record: "SO-1" }, {
+      ownKeys: () => (listed++ === 0 ? ["record"] : ["record", "capabilities"]),
+      getOwnPropertyDescriptor: (t, k) => (k === "capabilities" ? { value: "changed", enumerable: true, configurable: true, writable: true } : Reflect.getOwnPropertyDescriptor(t, k)),
+      get: (t, k) => (k === "capabilities" ? "changed" : t[k]),
+      has: (t, k) => k === "capabilities" || k in t,
+    });
+    await mc.call("page_context", sly);
+    const sent = surface.requests.at(-1);
+    assert.deepEqual(Object.keys(sent.input), ["record"]);
+    assert.equal(sent.input.capabilities, undefined);
+  } finally {
+    bridge.stop();
+  }
 });
 
 test("without document.modelContext: nothing happens, said once", async (t) => {
