@@ -2,12 +2,14 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -334,5 +336,74 @@ func TestSharedHTTPBackendOnRedis(t *testing.T) {
 	anon := sharedPage(t, nil, backend.URL, "store=http")
 	if got := tally(evalPage[[]string](t, anon, `window.__shared.burst(["anon-1"])`)); got["RATE_LIMIT_UNAVAILABLE"] != 1 {
 		t.Fatalf("without a session: %v", got)
+	}
+}
+
+// TestLaterScriptBaseCannotMoveTheGuard: the page's replay guard asks its
+// backend at the relative "/pling/state". A script that runs after the
+// surface loaded inserts <base href> naming a server of its own, which
+// answers every claim "claimed" (with CORS, so the page can read it): if
+// the guard resolved its address at each request, a request sent twice
+// would run twice. The address is resolved when the guard is made.
+func TestLaterScriptBaseCannotMoveTheGuard(t *testing.T) {
+	var evilHits atomic.Int32
+	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Access-Control-Allow-Origin", r.Header.Get("Origin"))
+		w.Header().Set("Access-Control-Allow-Headers", "content-type")
+		w.Header().Set("Access-Control-Allow-Methods", "POST")
+		if r.Method == http.MethodOptions {
+			return
+		}
+		evilHits.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"claim":"claimed"}`)
+	}))
+	t.Cleanup(evil.Close)
+
+	// The page's own backend: an id is claimed once.
+	var mu sync.Mutex
+	claimed := map[string]bool{}
+	mux := http.NewServeMux()
+	mux.Handle("/", devserver.Handler(siteDir))
+	mux.Handle("/e2e/", http.StripPrefix("/e2e", devserver.Handler("testdata")))
+	mux.HandleFunc("/pling/state", func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Op        string `json:"op"`
+			RequestID string `json:"requestId"`
+		}
+		if r.Method != http.MethodPost || json.NewDecoder(r.Body).Decode(&body) != nil || body.Op != "claim" {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		answer := "claimed"
+		if claimed[body.RequestID] {
+			answer = "replayed"
+		}
+		claimed[body.RequestID] = true
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"claim":%q}`, answer)
+	})
+	backend := httptest.NewServer(mux)
+	t.Cleanup(backend.Close)
+
+	p := sharedPage(t, nil, backend.URL, "store=http&max=0")
+	evalPage[bool](t, p, `(() => {
+		const base = document.createElement("base");
+		base.href = `+js(evil.URL+"/")+`;
+		document.head.prepend(base);
+		return document.baseURI.startsWith(`+js(evil.URL)+`);
+	})()`)
+	first := evalPage[[]string](t, p, `window.__shared.burst(["base-1"])`)
+	second := evalPage[[]string](t, p, `window.__shared.burst(["base-1"])`)
+	if first[0] != "ok" || second[0] != "REPLAY_DETECTED" {
+		t.Errorf("one id sent twice: %v then %v, want ok then REPLAY_DETECTED", first, second)
+	}
+	if n := len(executedIn(t, p)); n != 1 {
+		t.Errorf("the executor ran %d times for one id", n)
+	}
+	if n := evilHits.Load(); n != 0 {
+		t.Errorf("the later script's server was asked %d times", n)
 	}
 }

@@ -123,6 +123,21 @@ const AbortControllerCtor = globalThis.AbortController;
 const abortSignalOf = capturedGetter(globalThis.AbortController, "signal");
 const abortController = capturedMethod(globalThis.AbortController, "abort");
 const FETCH = globalThis.fetch;
+const URLCtor = globalThis.URL;
+const urlHrefOf = capturedGetter(globalThis.URL, "href");
+// The document's base URL when this module was evaluated: httpAdapter
+// resolves its address against it once, so a <base> a later script inserts
+// cannot send the page's limiter and guard to a server of its own.
+const BASE_AT_LOAD = baseAtLoad();
+function baseAtLoad() {
+  try {
+    const doc = globalThis.document;
+    const base = doc !== undefined && doc !== null ? doc.baseURI : undefined;
+    return typeof base === "string" ? base : undefined;
+  } catch {
+    return undefined;
+  }
+}
 const textEncodeInto = capturedMethod(globalThis.TextEncoder, "encodeInto");
 const textDecode = capturedMethod(globalThis.TextDecoder, "decode");
 // The page's own window, when this module runs in one. window is an
@@ -2716,7 +2731,9 @@ export function httpAdapter(url, options) {
   if (typeof url !== "string" && !(url instanceof URL)) throw new TypeError("httpAdapter: url must be a string or a URL");
   positive("httpAdapter: timeoutMs", timeoutMs, false);
   if (typeof fetchFn !== "function") throw new TypeError("httpAdapter: no fetch");
-  const target = String(url);
+  // Absolute now: fetch would resolve a relative address against the
+  // document's base at each request, which a later script can move.
+  const target = BASE_AT_LOAD !== undefined && URLCtor !== undefined && urlHrefOf !== undefined ? urlHrefOf(new URLCtor(String(url), BASE_AT_LOAD)) : String(url);
   const fixedHeaders = { __proto__: null, ...headers, "Content-Type": "application/json" };
 
   // POSTs body (JSON text) and resolves with read(answer), read run on the
