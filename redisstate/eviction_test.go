@@ -71,4 +71,25 @@ func TestEvictingRedisIsRefused(t *testing.T) {
 	if d, err := claim(); err != nil || d != surface.Claimed {
 		t.Fatalf("noeviction: %v %v", d, err)
 	}
+	// Filled to its limit: a new claim and a new admission, which would each
+	// store one more key, are refused. The limiter's script once trimmed its
+	// window first; after that write Redis no longer checked memory, and it
+	// admitted (and stored) every request past maxmemory.
+	// (A limit below what it holds already: filling it with keys raced
+	// with the background freeing of FLUSHALL.)
+	if err := rc.ConfigSet(ctx, "maxmemory", "1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.Set(ctx, "fill", pad, 0).Err(); err == nil {
+		t.Fatal("Redis is not full")
+	}
+	for i := 0; i < 50; i++ {
+		fresh := surface.ReplayKey{SessionID: fmt.Sprint("s-", i), RequestID: "r-1"}
+		if d, err := g.Claim(ctx, fresh, time.Time{}, time.Hour); err == nil {
+			t.Fatalf("a full Redis stored claim %d: %v", i, d)
+		}
+		if d, err := l.Allow(ctx, fmt.Sprint("s-", i), time.Time{}); err == nil {
+			t.Fatalf("a full Redis stored admission %d: %v", i, d)
+		}
+	}
 }

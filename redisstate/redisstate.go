@@ -125,19 +125,27 @@ func (e *evictionCheck) check(ctx context.Context, c redis.Scripter) error {
 // number of 16 digits with 14 (1.7961975274609e+15), which would give two
 // admissions up to 100µs apart with one count the same name, and ZADD would
 // only move it. Returns {1, 0} or {0, retry-after in microseconds}.
+//
+// The ZADD is the script's first write: Redis checks a script's memory only
+// until it has written, so a script that trimmed first went on adding to a
+// Redis over its maxmemory. Counting (ZCOUNT, a read) and trimming after
+// the add leave a full Redis refusing the admission, as it refuses a claim.
+// The exclusive bound is written with %.0f: Lua's own number to string
+// conversion keeps 14 digits.
 var slidingWindow = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local window = tonumber(ARGV[1])
 local max = tonumber(ARGV[2])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
-local n = redis.call('ZCARD', KEYS[1])
+local after = '(' .. string.format('%.0f', now - window)
+local n = redis.call('ZCOUNT', KEYS[1], after, '+inf')
 if n < max then
   redis.call('ZADD', KEYS[1], now, t[1] .. '.' .. t[2] .. '-' .. n)
+  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
   redis.call('PEXPIRE', KEYS[1], math.ceil(window / 1000) + 1)
   return {1, 0}
 end
-local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+local oldest = redis.call('ZRANGEBYSCORE', KEYS[1], after, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
 local wait = tonumber(oldest[2]) + window - now
 if wait <= 0 or wait > window then wait = window end
 return {0, wait}
