@@ -17,7 +17,8 @@ import (
 type HandlerOptions struct {
 	// Session returns the id of the session the backend verified for this
 	// request (from its own cookie or token), or ok false to refuse it with
-	// 401 (an empty id is refused the same way). Required. The body never names the session: a page could name
+	// 401 (an empty id, or one beginning with a NUL byte, is refused the
+	// same way). Required. The body never names the session: a page could name
 	// any.
 	Session func(r *http.Request) (sessionID string, ok bool)
 	// Limiter answers {"op":"allow"}; nil refuses it with 404.
@@ -30,7 +31,8 @@ type HandlerOptions struct {
 }
 
 // claimKey puts a session's claim budget beside its rate budget in the
-// Limiter; a session id beginning with a NUL byte is not one a backend issues.
+// Limiter; a session id beginning with a NUL byte is refused, so no session
+// names another's claim budget.
 const claimKey = "\x00claim:"
 
 // maxBody bounds a request body: a request id the kernel accepts is far
@@ -88,7 +90,9 @@ func (o HandlerOptions) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sid, ok := o.Session(r)
-	if !ok || sid == "" { // an empty id names no session; all such callers would share one
+	// An empty id names no session (all such callers would share one); one
+	// beginning with NUL could name another session's claim budget.
+	if !ok || sid == "" || sid[0] == 0 {
 		answer(w, http.StatusUnauthorized, `{"error":"session"}`)
 		return
 	}

@@ -213,22 +213,28 @@ func TestHandlerRefusesSimpleRequests(t *testing.T) {
 // visitor behind a proxy, say) names no session: if it were served, every
 // such visitor would spend one budget and claim in one namespace, one
 // visitor's ids refusing another's.
+//
+// An id beginning with a NUL byte is refused too: the claim budget of
+// session s is kept under "\x00claim:" + s beside the rate budgets, so a
+// session named "\x00claim:victim" would spend victim's claims.
 func TestHandlerRefusesEmptySession(t *testing.T) {
-	lim := &bySession{Limiter: surface.NewSlidingWindow(100, time.Minute)}
-	h, err := redisstate.Handler(redisstate.HandlerOptions{
-		Session: func(*http.Request) (string, bool) { return "", true },
-		Limiter: lim, Guard: surface.NewMemoryGuard(100),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, body := range []string{`{"op":"allow"}`, `{"op":"claim","requestId":"r-1"}`} {
-		if status, out := post(t, h, "a", body); status != 401 || out != `{"error":"session"}` {
-			t.Fatalf("%s: got %d %s", body, status, out)
+	for _, sid := range []string{"", "\x00claim:victim", "\x00"} {
+		lim := &bySession{Limiter: surface.NewSlidingWindow(100, time.Minute)}
+		h, err := redisstate.Handler(redisstate.HandlerOptions{
+			Session: func(*http.Request) (string, bool) { return sid, true },
+			Limiter: lim, Guard: surface.NewMemoryGuard(100),
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if len(lim.keys) != 0 {
-		t.Fatalf("the limiter was asked for %q", lim.keys)
+		for _, body := range []string{`{"op":"allow"}`, `{"op":"claim","requestId":"r-1"}`} {
+			if status, out := post(t, h, "a", body); status != 401 || out != `{"error":"session"}` {
+				t.Fatalf("session %q, %s: got %d %s", sid, body, status, out)
+			}
+		}
+		if len(lim.keys) != 0 {
+			t.Fatalf("session %q: the limiter was asked for %q", sid, lim.keys)
+		}
 	}
 }
 
