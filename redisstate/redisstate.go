@@ -13,7 +13,9 @@
 // error, which the kernel turns into RATE_LIMIT_UNAVAILABLE or
 // REPLAY_GUARD_UNAVAILABLE: a request is refused, never let through. So is
 // a Redis that may evict keys before they expire (a maxmemory with any
-// policy but noeviction): it would forget a claim inside its window.
+// policy but noeviction): it would forget a claim inside its window. The
+// check asks the server a command without keys reaches: with a Ring or
+// Cluster client that is one shard, so give every shard the same policy.
 //
 // Claims and windows live in Redis's memory. A restart that does not
 // replay every write (appendonly yes with appendfsync always does), or a
