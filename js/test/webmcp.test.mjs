@@ -669,30 +669,6 @@ test("bridge: a later script reads and forges no call", async () => {
   }
 });
 
-test("bridge: page_context sends only offset, limit and record, whatever its input pretends", async () => {
-  const mc = fakeModelContext();
-  const surface = fakeSurface([SEARCH]);
-  surface.answer = (req) => ({ protocol: P, id: req.id, ok: true, result: description([SEARCH]) });
-  const bridge = bridgeWebMCP(surface, { modelContext: mc, pollMs: 0 });
-  try {
-    await bridge.ready;
-    // Lists three members, reads a fourth.
-    let listed = 0;
-    const sly = new Proxy({ record: "SO-1" }, {
-      ownKeys: () => (listed++ === 0 ? ["record"] : ["record", "capabilities"]),
-      getOwnPropertyDescriptor: (t, k) => (k === "capabilities" ? { value: "changed", enumerable: true, configurable: true, writable: true } : Reflect.getOwnPropertyDescriptor(t, k)),
-      get: (t, k) => (k === "capabilities" ? "changed" : t[k]),
-      has: (t, k) => k === "capabilities" || k in t,
-    });
-    await mc.call("page_context", sly);
-    const sent = surface.requests.at(-1);
-    assert.deepEqual(Object.keys(sent.input), ["record"]);
-    assert.equal(sent.input.capabilities, undefined);
-  } finally {
-    bridge.stop();
-  }
-});
-
 test("without document.modelContext: nothing happens, said once", async (t) => {
   assert.equal(globalThis.document, undefined);
   const infos = [];
@@ -817,6 +793,19 @@ test("bridge: page_context takes only offset, limit and record", async () => {
     assert.equal(ok.outcome, "ok");
     assert.deepEqual(surface.requests.at(-1).input, { offset: 1, limit: 2, record: ["SO-1"] });
     assert.equal((await mc.call("page_context", undefined)).outcome, "ok");
+    // What is sent is a copy of the three members: an input that lists
+    // its members one way and reads them another sends nothing else.
+    let listed = 0;
+    const sly = new Proxy({ record: "SO-1" }, {
+      ownKeys: () => (listed++ === 0 ? ["record"] : ["record", "capabilities"]),
+      getOwnPropertyDescriptor: (t, k) => (k === "capabilities" ? { value: "changed", enumerable: true, configurable: true, writable: true } : Reflect.getOwnPropertyDescriptor(t, k)),
+      get: (t, k) => (k === "capabilities" ? "changed" : t[k]),
+      has: (t, k) => k === "capabilities" || k in t,
+    });
+    await mc.call("page_context", sly);
+    const sent = surface.requests.at(-1);
+    assert.deepEqual(Object.keys(sent.input), ["record"]);
+    assert.equal(sent.input.capabilities, undefined);
   } finally {
     bridge.stop();
   }
