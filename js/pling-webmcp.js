@@ -407,7 +407,7 @@ function requestId() {
 
 /** A tool's answer when it reaches no surface: no prototype, as every answer (see execute). */
 function refusal(code, message, id) {
-  return kit.bare(id === undefined ? { outcome: "protocol_error", isError: true, error: { code, message } } : { outcome: "protocol_error", isError: true, requestId: id, error: { code, message } });
+  return kit.bare({ outcome: "protocol_error", isError: true, ...(id === undefined ? {} : { requestId: id }), error: { code, message } });
 }
 
 function checkOptions(o) {
