@@ -1876,18 +1876,16 @@ function postTo(target, message, targetOrigin) {
 function bareData(v, lists, depth) {
   if (v === null || typeof v !== "object") return v;
   if (depth > 256) throw new TypeError("data nested deeper than 256");
-  let out;
-  let names;
   if (isArray(v)) {
-    out = lists ? newList() : [];
+    const out = lists ? newList() : [];
     const n = ownValue(v, "length");
     for (let i = 0; i < n; i++) {
       defineProperty(out, i, { __proto__: null, value: bareData(ownValue(v, i), lists, depth + 1), writable: true, enumerable: true, configurable: true });
     }
     return out;
   }
-  out = objectCreate(null);
-  names = objectKeys(v);
+  const out = objectCreate(null);
+  const names = objectKeys(v);
   for (let i = 0; i < names.length; i++) {
     defineProperty(out, names[i], { __proto__: null, value: bareData(ownValue(v, names[i]), lists, depth + 1), writable: true, enumerable: true, configurable: true });
   }
