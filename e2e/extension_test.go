@@ -603,6 +603,34 @@ func TestExtensionTwoSurfaces(t *testing.T) {
 		return evalPage[[]string](t, panel, `[...document.querySelectorAll('[data-testid="ext-capabilities"] button')].map((b) => b.dataset.testid.slice("ext-cap-".length))`)
 	}
 
+	t.Run("an invoke that names no app is refused, not run", func(t *testing.T) {
+		// Posted on the window as any script of the page could: with two
+		// surfaces listening it would reach both, so it is answered once,
+		// without app, and runs on neither.
+		type reply struct {
+			Count int    `json:"count"`
+			App   any    `json:"app"`
+			Code  string `json:"code"`
+		}
+		before := evalPage[string](t, page, `document.querySelector('[data-testid="pinned"]').textContent`)
+		got := evalPage[reply](t, page, `new Promise((resolve) => {
+			const id = "no-app-" + Math.random().toString(36).slice(2);
+			const seen = [];
+			addEventListener("message", (e) => {
+				const d = e.data;
+				if (d && d.kind === "response" && d.envelope && d.envelope.id === id) seen.push(d);
+			});
+			postMessage({ channel: "pling.surface", kind: "request", envelope: { protocol: "pling.surface/0.1", id, method: "invoke", capability: "pin@card", input: { card: "C-3" } } }, location.origin);
+			setTimeout(() => resolve({ count: seen.length, app: seen[0] ? (seen[0].app ?? null) : null, code: seen[0] && seen[0].envelope.error ? seen[0].envelope.error.code : "" }), 500);
+		})`)
+		if got.Count != 1 || got.App != nil || got.Code != "INVALID_REQUEST" {
+			t.Errorf("answers %+v, want one INVALID_REQUEST without app", got)
+		}
+		if after := evalPage[string](t, page, `document.querySelector('[data-testid="pinned"]').textContent`); after != before {
+			t.Errorf("pinned %q after a refused call (was %q)", after, before)
+		}
+	})
+
 	t.Run("apps are told apart", func(t *testing.T) {
 		apps := evalPage[[]string](t, panel, `[...document.querySelectorAll('[data-testid="ext-app"] option')].map((o) => o.value).sort()`)
 		if strings.Join(apps, ",") != "board,desk" {
