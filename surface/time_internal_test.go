@@ -1,7 +1,9 @@
 package surface
 
 import (
+	"math"
 	"math/rand/v2"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -38,5 +40,104 @@ func TestAppendRFC3339NanoIsAppendFormat(t *testing.T) {
 				t.Fatalf("appendRFC3339Nano(%v) = %s, AppendFormat says %s", lt, got, want)
 			}
 		}
+	}
+}
+
+// The wire writes an event's time from the stamp of its second: times in
+// one second, in several zones, one after another, must each be written as
+// encoding/json writes them, whichever stamp was kept last.
+func TestWireTimeReusesItsSecond(t *testing.T) {
+	zones := []*time.Location{time.UTC, time.FixedZone("A", 3600), time.FixedZone("B", -(9*3600 + 30*60)), time.FixedZone("Z", 0)}
+	base := time.Date(2026, 12, 2, 19, 59, 59, 0, time.UTC)
+	rng := rand.New(rand.NewPCG(5, 6))
+	for i := range 4000 {
+		tm := base.Add(time.Duration(rng.Int64N(3e9))) // three seconds, the stamp changing
+		if i%7 == 0 {
+			tm = tm.Truncate(time.Second) // no nanoseconds
+		}
+		lt := tm.In(zones[rng.IntN(len(zones))])
+		want, err := lt.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var w wire
+		w.time(lt)
+		if w.slow || string(w.b) != string(want) {
+			t.Fatalf("time(%v) = %s (slow %v), MarshalJSON says %s", lt, w.b, w.slow, want)
+		}
+	}
+	// Out of RFC 3339's range: left to encoding/json, which refuses it,
+	// even right after a stamp of the same second in another zone was kept.
+	for _, lt := range []time.Time{
+		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC),
+		base.In(time.FixedZone("day", 24*3600)), base.In(time.FixedZone("-day", -24*3600)),
+	} {
+		var kept wire
+		kept.time(lt.In(time.UTC)) // that second's stamp, in UTC
+		var w wire
+		if w.time(lt); !w.slow {
+			t.Fatalf("time(%v) wrote %s; want it left to encoding/json", lt, w.b)
+		}
+	}
+}
+
+// float writes a whole number of thousandths from its integer; the text
+// must be strconv's shortest, as for every other float.
+func TestWireFloatThousandths(t *testing.T) {
+	check := func(f float64) {
+		t.Helper()
+		var w wire
+		w.float(f, 64)
+		want := strconv.AppendFloat(nil, f, 'f', -1, 64)
+		if f != 0 && (math.Abs(f) < 1e-6 || math.Abs(f) >= 1e21) {
+			return // exponent form: not this path
+		}
+		if string(w.b) != string(want) {
+			t.Fatalf("float(%v) = %s, strconv says %s", f, w.b, want)
+		}
+	}
+	for _, m := range []int64{1, 5, 10, 50, 100, 999, 1000, 1001, 1010, 1100, 12345, 999999, 1e6, 123456789, 999999999999999, 1e15 - 1} {
+		check(float64(m) / 1000)
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for range 200000 {
+		check(float64(rng.Int64N(1e15)) / 1000)                               // every exact thousandth below the bound
+		check(float64(rng.Int64N(1e6)) / 1000)                                // durations as the kernel measures them
+		check(rng.Float64() * math.Pow(10, float64(rng.IntN(30)-10)))         // anything else
+		check(float64(rng.Int64N(1e13)) / math.Pow(10, float64(rng.IntN(6)))) // near the bound, other scales
+	}
+	for _, f := range []float64{0, math.Copysign(0, -1), -1.5, 0.0005, 0.001, 1e12 - 0.001, 1e12, 1e12 + 0.5, math.Nextafter(0.001, 1)} {
+		check(f)
+	}
+}
+
+func FuzzWireFloat(f *testing.F) {
+	for _, v := range []float64{0.001, 1.5, 12.345, 1e12, 0.1 + 0.2} {
+		f.Add(v)
+	}
+	f.Fuzz(func(t *testing.T, v float64) {
+		if math.IsInf(v, 0) || math.IsNaN(v) || (v != 0 && (math.Abs(v) < 1e-6 || math.Abs(v) >= 1e21)) {
+			return
+		}
+		var w wire
+		w.float(v, 64)
+		if want := strconv.AppendFloat(nil, v, 'f', -1, 64); string(w.b) != string(want) {
+			t.Fatalf("float(%v) = %s, strconv says %s", v, w.b, want)
+		}
+	})
+}
+
+// BenchmarkAuditEventJSON is the encoding of one audit event, which every
+// request with an audit sink pays (its time and duration included).
+func BenchmarkAuditEventJSON(b *testing.B) {
+	ev := AuditEvent{RequestID: "i-1", Method: "invoke", Capability: "update_note@order", RecordID: "SO-1002",
+		SessionID: "ses_bench", AgentID: "agent.bench", UserID: "u", Outcome: OutcomeOK, DurationMs: 0.061}
+	start := time.Now()
+	var w wire
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		ev.Time = start.Add(time.Duration(i) * 37 * time.Microsecond)
+		w.b = w.b[:0]
+		w.auditEvent(&ev)
 	}
 }

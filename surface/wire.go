@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 )
@@ -240,6 +241,17 @@ func (w *wire) float(f float64, bits int) {
 	if math.IsInf(f, 0) || math.IsNaN(f) {
 		w.slow = true
 		return
+	}
+	if bits == 64 && f > 0 && f < maxThousandths {
+		// A whole number of thousandths (a duration in milliseconds
+		// measured in microseconds, as every audit event has) is written
+		// from its integer: the shortest text that reads back as f is then
+		// that decimal (see maxThousandths), and strconv's search for it
+		// costs more under WebAssembly than the rest of the event.
+		if m := math.Round(f * 1000); m/1000 == f {
+			w.b = appendThousandths(w.b, int64(m))
+			return
+		}
 	}
 	abs := math.Abs(f)
 	format := byte('f')
@@ -570,22 +582,62 @@ func (w *wire) auditEvent(ev *AuditEvent) {
 // Years outside 0-9999 and offsets of a day or more are not RFC 3339, and
 // encoding/json refuses them.
 func (w *wire) time(t time.Time) {
-	if y := t.Year(); y < 0 || y > 9999 {
-		w.slow = true
-		return
-	}
-	if _, off := t.Zone(); off <= -24*3600 || off >= 24*3600 {
+	_, offset := t.Zone()
+	s := stampOf(t, offset)
+	if !s.ok {
 		w.slow = true
 		return
 	}
 	w.b = append(w.b, '"')
-	w.b = appendRFC3339Nano(w.b, t)
+	w.b = append(w.b, s.clock[:]...)
+	w.b = appendNanos(w.b, t.Nanosecond())
+	w.b = append(w.b, s.zone...)
 	w.b = append(w.b, '"')
+}
+
+// stamp is the text of one second in one zone: the date and clock, and the
+// zone's suffix. Every audit event carries its time, and requests come many
+// to a second, so the last stamp is kept and only the nanoseconds are
+// written for each: working out the date (twice, with the year check) cost
+// about as much, under WebAssembly, as the rest of the event together.
+type stamp struct {
+	unix   int64
+	offset int
+	ok     bool     // a year of 0-9999 and an offset under a day
+	clock  [19]byte // 2006-01-02T15:04:05
+	zone   string   // Z or -07:00
+}
+
+var lastStamp atomic.Pointer[stamp]
+
+// stampOf answers the stamp of t's second in a zone offset seconds east of
+// UTC (t.Zone's), reusing the last one when it is that second's.
+func stampOf(t time.Time, offset int) *stamp {
+	unix := t.Unix()
+	if s := lastStamp.Load(); s != nil && s.unix == unix && s.offset == offset {
+		return s
+	}
+	s := &stamp{unix: unix, offset: offset}
+	if y := t.Year(); y >= 0 && y <= 9999 && offset > -24*3600 && offset < 24*3600 {
+		s.ok = true
+		appendDateClock(s.clock[:0], t)
+		s.zone = string(appendZone(nil, offset))
+	}
+	lastStamp.Store(s)
+	return s
 }
 
 // appendRFC3339Nano is t.AppendFormat(b, time.RFC3339Nano) for years 0 to
 // 9999, which AppendFormat would bring time's whole layout formatter for.
 func appendRFC3339Nano(b []byte, t time.Time) []byte {
+	b = appendDateClock(b, t)
+	b = appendNanos(b, t.Nanosecond())
+	_, offset := t.Zone()
+	return appendZone(b, offset)
+}
+
+// appendDateClock appends 2006-01-02T15:04:05.
+func appendDateClock(b []byte, t time.Time) []byte {
 	year, month, day := t.Date()
 	hour, min, sec := t.Clock()
 	b = appendPadded(b, year, 4)
@@ -598,20 +650,29 @@ func appendRFC3339Nano(b []byte, t time.Time) []byte {
 	b = append(b, ':')
 	b = appendPadded(b, min, 2)
 	b = append(b, ':')
-	b = appendPadded(b, sec, 2)
-	if ns := t.Nanosecond(); ns != 0 {
-		// Nine digits without their trailing zeros.
-		b = append(b, '.')
-		b = appendPadded(b, ns, 9)
-		for b[len(b)-1] == '0' {
-			b = b[:len(b)-1]
-		}
+	return appendPadded(b, sec, 2)
+}
+
+// appendNanos appends .999999999 without its trailing zeros; nothing for 0.
+func appendNanos(b []byte, ns int) []byte {
+	if ns == 0 {
+		return b
 	}
-	_, offset := t.Zone()
+	b = append(b, '.')
+	b = appendPadded(b, ns, 9)
+	for b[len(b)-1] == '0' {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// appendZone appends Z or -07:00 for an offset in seconds east of UTC;
+// seconds of an offset are not written.
+func appendZone(b []byte, offset int) []byte {
 	if offset == 0 {
 		return append(b, 'Z')
 	}
-	zone := offset / 60 // minutes; seconds of an offset are not written
+	zone := offset / 60
 	if zone < 0 {
 		b = append(b, '-')
 		zone = -zone
@@ -621,6 +682,27 @@ func appendRFC3339Nano(b []byte, t time.Time) []byte {
 	b = appendPadded(b, zone/60, 2)
 	b = append(b, ':')
 	return appendPadded(b, zone%60, 2)
+}
+
+// maxThousandths bounds the floats float writes from their thousandths.
+// Below it, half a float64's spacing (f times 2^-53) is far under 0.001, so
+// no other decimal with as few significant digits as m/1000 reads back as
+// the same float: m/1000 is the shortest text, as strconv would find.
+const maxThousandths = 1e12
+
+// appendThousandths appends m/1000 in decimal, without trailing zeros.
+func appendThousandths(b []byte, m int64) []byte {
+	b = strconv.AppendInt(b, m/1000, 10)
+	frac := int(m % 1000)
+	if frac == 0 {
+		return b
+	}
+	b = append(b, '.')
+	b = appendPadded(b, frac, 3)
+	for b[len(b)-1] == '0' {
+		b = b[:len(b)-1]
+	}
+	return b
 }
 
 // appendPadded appends n (not negative) in decimal, zero-padded to width.
