@@ -1382,19 +1382,32 @@ function makeEntries(go, runtime) {
     }
     return r === 0;
   };
-  // Work deferred until no export is on the stack (see later).
+  // Work deferred until no export is on the stack (see later). An export
+  // call answers one call, so one is usually deferred at a time: it waits in
+  // first, and only further ones go to a list. The list has no prototype, so
+  // it is filled by assignment, which no setter a later script put on an
+  // index can see; defining the index instead (append) turned the array
+  // into a dictionary on every request.
   let depth = 0;
-  let deferred = [];
+  let first; // the first deferred call, or undefined
+  let more; // the calls deferred after it (a newList), or undefined
   let flushing = false;
   const flush = () => {
     flushing = false;
-    const list = deferred;
-    deferred = [];
-    for (let i = 0; i < list.length; i++) {
+    const f = first;
+    const list = more;
+    first = undefined;
+    more = undefined;
+    try {
+      if (f !== undefined) f();
+    } catch {
+      // one answer's failure does not keep the others
+    }
+    for (let i = 0; list !== undefined && i < list.length; i++) {
       try {
         list[i]();
       } catch {
-        // one answer's failure does not keep the others
+        // as above
       }
     }
   };
@@ -1403,7 +1416,7 @@ function makeEntries(go, runtime) {
     try {
       return call();
     } finally {
-      if (--depth === 0 && deferred.length > 0 && !flushing) {
+      if (--depth === 0 && first !== undefined && !flushing) {
         flushing = true;
         queueMicro(flush);
       }
@@ -1437,7 +1450,11 @@ function makeEntries(go, runtime) {
      */
     later: (f) => {
       if (depth === 0) f();
-      else append(deferred, f);
+      else if (first === undefined) first = f;
+      else {
+        if (more === undefined) more = newList();
+        more[more.length] = f;
+      }
     },
   };
   weakMapSet(entriesOf, go, entries);
