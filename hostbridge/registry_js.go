@@ -42,6 +42,11 @@ type registry struct {
 	genKey string
 	views  textCache[surface.View]
 
+	// The key of the last numeric version, by its bits (0 and -0 are two
+	// keys): a version that did not change is not formatted again.
+	numBits uint64
+	numKey  string
+
 	// Counters for tests and stats.
 	actionsReads int // actions() calls
 	actionsParse int // times the actions were parsed
@@ -92,13 +97,23 @@ func (r *registry) versionKey() (string, error) {
 		switch v.Type() {
 		case js.TypeNumber:
 			if f := v.Float(); !math.IsNaN(f) {
-				key = "n" + strconv.FormatFloat(f, 'g', -1, 64)
+				key = r.numberKey(f)
 			}
 		case js.TypeString:
 			key = "s" + v.String()
 		}
 	})
 	return key, err
+}
+
+// numberKey is the cache key of a numeric version f.
+func (r *registry) numberKey(f float64) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if bits := math.Float64bits(f); r.numKey == "" || bits != r.numBits {
+		r.numBits, r.numKey = bits, "n"+strconv.FormatFloat(f, 'g', -1, 64)
+	}
+	return r.numKey
 }
 
 // current returns the actions to use for one read, and their generation.
