@@ -72,6 +72,9 @@ const mapDelete = uncurryThis(Map.prototype.delete);
 const mapForEach = uncurryThis(Map.prototype.forEach);
 const mapSize = uncurryThis(getOwnPropertyDescriptor(Map.prototype, "size").get);
 const arrayPush = uncurryThis(ArrayPrototype.push);
+// The getter of a property, own or inherited; undefined for an own data
+// property (Annex B, in every browser and in Node).
+const lookupGetter = typeof ObjectPrototype.__lookupGetter__ === "function" ? uncurryThis(ObjectPrototype.__lookupGetter__) : undefined;
 // What the Go runtime's glue calls on its own arrays and maps, as they were
 // when this module was evaluated (see guardGlue).
 const MAP_METHODS = freeze([
@@ -822,13 +825,27 @@ function sameSession(s, snap) {
     const n = ownValue(scope, "length");
     if (n !== snap.length - SNAPSHOT_KEYS.length) return false;
     for (let i = 0; i < n; i++) {
-      const d = getOwnPropertyDescriptor(scope, i);
-      if (d === undefined || !hasOwn(d, "value") || d.value !== snap[SNAPSHOT_KEYS.length + i]) return false;
+      if (!ownDataIs(scope, i, snap[SNAPSHOT_KEYS.length + i])) return false;
     }
   } catch {
     return false;
   }
   return true;
+}
+
+/**
+ * Whether obj's own data property key holds v, read without running a
+ * getter. An own data property is one lookupGetter answers undefined for
+ * (it stops at an own property): no descriptor object is made, which for
+ * a scope of 50 elements was most of a request's session read. A setter
+ * without a getter reads as undefined, never a scope's string.
+ */
+function ownDataIs(obj, key, v) {
+  if (lookupGetter === undefined) {
+    const d = getOwnPropertyDescriptor(obj, key);
+    return d !== undefined && hasOwn(d, "value") && d.value === v;
+  }
+  return hasOwn(obj, key) && lookupGetter(obj, key) === undefined && obj[key] === v;
 }
 
 /**

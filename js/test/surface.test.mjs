@@ -1409,6 +1409,26 @@ test("session fields are own data only: inherited, accessor and planted values d
   }
 });
 
+test("a session read as unchanged is read as own data too: a scope element turned accessor is refused", async ({ api }) => {
+  // The same session object answered twice: the second read compares it
+  // with the first instead of copying it, and must refuse what a copy
+  // refuses, without running a getter.
+  let reads = 0;
+  const cases = [
+    ["a getter", (scope) => Object.defineProperty(scope, 0, { get() { reads++; return "orders.search"; } })],
+    ["a setter alone", (scope) => Object.defineProperty(scope, 1, { set() { reads++; } })],
+  ];
+  for (const [name, change] of cases) {
+    const s = session();
+    const { surface } = page(api, { session: () => s });
+    eq((await surface.handle(describeReq(name + " 1"))).ok, true, `${name}: first read`);
+    change(s.scope);
+    const r = await surface.handle(describeReq(name + " 2"));
+    eq([r.ok, r.error && r.error.code, reads], [false, "SESSION_INVALID", 0], name);
+    surface.close();
+  }
+});
+
 test("private channel refusals", ({ api }) => withWindow(async (win) => {
   const { surface } = page(api);
   let authCalls = 0;
