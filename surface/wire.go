@@ -654,12 +654,16 @@ func appendDateClock(b []byte, t time.Time) []byte {
 }
 
 // appendNanos appends .999999999 without its trailing zeros; nothing for 0.
-func appendNanos(b []byte, ns int) []byte {
-	if ns == 0 {
+func appendNanos(b []byte, ns int) []byte { return appendFraction(b, ns, 9) }
+
+// appendFraction appends n (0 <= n < 10^digits) as the digits after a
+// decimal point, without trailing zeros; nothing for 0.
+func appendFraction(b []byte, n, digits int) []byte {
+	if n == 0 {
 		return b
 	}
 	b = append(b, '.')
-	b = appendPadded(b, ns, 9)
+	b = appendPadded(b, n, digits)
 	for b[len(b)-1] == '0' {
 		b = b[:len(b)-1]
 	}
@@ -693,16 +697,7 @@ const maxThousandths = 1e12
 // appendThousandths appends m/1000 in decimal, without trailing zeros.
 func appendThousandths(b []byte, m int64) []byte {
 	b = strconv.AppendInt(b, m/1000, 10)
-	frac := int(m % 1000)
-	if frac == 0 {
-		return b
-	}
-	b = append(b, '.')
-	b = appendPadded(b, frac, 3)
-	for b[len(b)-1] == '0' {
-		b = b[:len(b)-1]
-	}
-	return b
+	return appendFraction(b, int(m%1000), 3)
 }
 
 // appendPadded appends n (not negative) in decimal, zero-padded to width.
