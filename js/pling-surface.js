@@ -1065,6 +1065,7 @@ function checkPositive(name, v, integer) {
  * an invoke.
  */
 const NOTHING = freeze(objectCreate(null));
+const QUERIES_KEPT = 4; // view queries a host keeps, by text
 function bareJSON(text) {
   return objectAssign(objectCreate(NOTHING), jsonParse(text));
 }
@@ -1073,6 +1074,25 @@ function buildHost(options, lane, deadlines, entries) {
   const { registry, execute, expose, session, rateLimit, replay, onAudit, onAuditError } = options;
   const { texts, answer, run } = lane;
   let parked; // the executor's Promise, until wait takes it
+  // The view queries last read, by their text: the kernel asks the same few
+  // again and again (a description's window, the record of an invoke, before
+  // and after), and a query is frozen, so the one made for a text is handed
+  // to the registry again rather than parsed, copied and frozen anew.
+  const queryTexts = newList();
+  const queryValues = newList();
+  let queryNext = 0;
+  const queryOf = (text) => {
+    for (let i = 0; i < queryTexts.length; i++) {
+      if (queryTexts[i] === text) return queryValues[i];
+    }
+    const query = bareJSON(text);
+    if (query.ids !== undefined) freeze(query.ids);
+    freeze(query);
+    queryTexts[queryNext] = text;
+    queryValues[queryNext] = query;
+    queryNext = (queryNext + 1) % QUERIES_KEPT;
+    return query;
+  };
   // No prototype: a name the kernel looks for and the page did not give
   // (session, version, expose, ...) cannot be supplied by Object.prototype.
   const host = {
@@ -1081,9 +1101,8 @@ function buildHost(options, lane, deadlines, entries) {
     entryIO: lane.entryIO,
     actions: () => answer(run(() => pageJSON(registry.actions()))),
     view: (queryJSON) => {
-      const query = bareJSON(texts(queryJSON)[0]);
-      if (query.ids !== undefined) freeze(query.ids);
-      const v = run(() => registry.view(freeze(query)));
+      const query = queryOf(texts(queryJSON)[0]);
+      const v = run(() => registry.view(query));
       return isThenable(v) ? settledText(v, pageJSON) : answer(run(() => pageJSON(v)));
     },
     // An executor that answers at once is answered at once: the kernel then
