@@ -8,9 +8,9 @@ import (
 	"time"
 )
 
-// appendRFC3339Nano must write what time.Time.AppendFormat writes, for
-// every year the wire writer gives it (0 to 9999) and any zone.
-func TestAppendRFC3339NanoIsAppendFormat(t *testing.T) {
+// The wire must write a time as time.Time.MarshalJSON does, for every year
+// from 0 to 9999 and any zone under a day.
+func TestWireTimeIsMarshalJSON(t *testing.T) {
 	zones := []*time.Location{
 		time.UTC, time.FixedZone("", 0), time.FixedZone("A", 3600), time.FixedZone("B", -3600),
 		time.FixedZone("C", 5*3600+30*60), time.FixedZone("D", -(9*3600 + 30*60)), time.FixedZone("E", 59),
@@ -35,9 +35,13 @@ func TestAppendRFC3339NanoIsAppendFormat(t *testing.T) {
 			if y := lt.Year(); y < 0 || y > 9999 {
 				continue
 			}
-			want := string(lt.AppendFormat(nil, time.RFC3339Nano))
-			if got := string(appendRFC3339Nano(nil, lt)); got != want {
-				t.Fatalf("appendRFC3339Nano(%v) = %s, AppendFormat says %s", lt, got, want)
+			want, err := lt.MarshalJSON()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var w wire
+			if w.time(lt); w.slow || string(w.b) != string(want) {
+				t.Fatalf("time(%v) = %s (slow %v), MarshalJSON says %s", lt, w.b, w.slow, want)
 			}
 		}
 	}

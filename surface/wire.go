@@ -627,16 +627,8 @@ func stampOf(t time.Time, offset int) *stamp {
 	return s
 }
 
-// appendRFC3339Nano is t.AppendFormat(b, time.RFC3339Nano) for years 0 to
-// 9999, which AppendFormat would bring time's whole layout formatter for.
-func appendRFC3339Nano(b []byte, t time.Time) []byte {
-	b = appendDateClock(b, t)
-	b = appendNanos(b, t.Nanosecond())
-	_, offset := t.Zone()
-	return appendZone(b, offset)
-}
-
-// appendDateClock appends 2006-01-02T15:04:05.
+// appendDateClock appends 2006-01-02T15:04:05, as t.AppendFormat does for
+// years 0 to 9999, which would bring time's whole layout formatter.
 func appendDateClock(b []byte, t time.Time) []byte {
 	year, month, day := t.Date()
 	hour, min, sec := t.Clock()
