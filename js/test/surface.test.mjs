@@ -1409,6 +1409,35 @@ test("session fields are own data only: inherited, accessor and planted values d
   }
 });
 
+test("a view query is frozen: a registry that changes one cannot change what later reads ask", async ({ api }) => {
+  // The runtime hands the registry the same query again for the same
+  // text, so one the registry could change would change later reads.
+  const base = api.defineRegistry({ actions: ACTIONS, records: orders() });
+  const seen = [];
+  const registry = {
+    actions: () => base.actions(),
+    view: (q) => {
+      seen.push([Object.isFrozen(q), q.ids === undefined || Object.isFrozen(q.ids), JSON.stringify(q.ids), q.offset]);
+      try { q.ids.push("SO-3"); } catch { /* frozen */ }
+      try { q.ids[0] = "SO-3"; } catch { /* frozen */ }
+      try { q.offset = 2; } catch { /* frozen */ }
+      return base.view(q);
+    },
+  };
+  const { surface } = page(api, { registry, session: () => session() });
+  for (const id of ["q1", "q2"]) {
+    const r = await surface.handle(invokeReq(id, "update_note@order", { record: "SO-2", note: id }));
+    eq(r.ok, true, `invoke ${id}`);
+  }
+  for (let i = 0; i < 2; i++) eq((await surface.handle(describeReq("qd" + i))).ok, true, "describe");
+  const invokes = seen.filter((v) => v[2] !== undefined);
+  const windows = seen.filter((v) => v[2] === undefined);
+  eq(invokes.length >= 4 && windows.length >= 2, true, "reads of each kind");
+  for (const v of invokes) eq(v.slice(0, 3), [true, true, '["SO-2"]'], "an invoke's query");
+  for (const v of windows) eq(v.slice(0, 2).concat(v[3] === 2), [true, true, false], "a window's query");
+  surface.close();
+});
+
 test("a session read as unchanged is read as own data too: a scope element turned accessor is refused", async ({ api }) => {
   // The same session object answered twice: the second read compares it
   // with the first instead of copying it, and must refuse what a copy
