@@ -870,3 +870,54 @@ func TestLaterScriptDates(t *testing.T) {
 		})
 	}
 }
+
+// TestLaterScriptIndexAccessorInFlight: a later script puts an accessor for
+// index 1 on Array.prototype while a call waits for its executor. From then
+// on the Go runtime's glue cannot hand a call into JavaScript more than one
+// argument (it fills a new array by index), the kernel's reply included.
+// The call that waited still gets one structured answer, and fails closed;
+// a call made while the accessor stays is refused; once the script takes
+// the accessor away, the surface answers again. The executor runs once per
+// call that reached it.
+func TestLaterScriptIndexAccessorInFlight(t *testing.T) {
+	for _, c := range []struct{ name, js string }{
+		{"a getter alone", `Object.defineProperty(Array.prototype, "1", { configurable: true, get() { return "orders.import"; } })`},
+		{"a setter that writes through", `Object.defineProperty(Array.prototype, "1", { configurable: true,
+			set(v) { Object.defineProperty(this, "1", { value: v, writable: true, enumerable: true, configurable: true }); } })`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := openTestPage(t)
+			setup(t, p, map[string]any{"execute": "held"})
+			calls := pageCalls(t, p)
+			env := invokeEnv(t, "update_note@order", map[string]any{"record": "T-1", "note": "in flight"})
+			wantCode(t, heldInvoke(t, p, env, c.js), env["id"].(string), surface.CodeInternalError)
+
+			during := invokeEnv(t, "orders.search", map[string]any{"query": "T"})
+			wantCode(t, send(t, p, during), during["id"].(string), surface.CodeInternalError)
+
+			after := invokeEnv(t, "update_note@order", map[string]any{"record": "T-1", "note": "after"})
+			evalPage[bool](t, p, `delete Array.prototype[1]`)
+			if r := heldInvoke(t, p, after, ""); r.result(t)["error"] != nil {
+				t.Errorf("after the accessor was deleted: %s", r)
+			}
+			if got := pageCalls(t, p) - calls; got != 2 {
+				t.Errorf("two calls reached the executor, which ran %d times", got)
+			}
+		})
+	}
+}
+
+// heldInvoke sends env to a page whose executor is held, runs js in the
+// page once the executor waits, then lets it answer, and returns the reply.
+func heldInvoke(t *testing.T, p *tab, env map[string]any, script string) reply {
+	t.Helper()
+	evalAgent[bool](t, p, `(globalThis.__inflight = agent.request(`+js(env)+`, { timeoutMs: 5000 }), true)`)
+	// Not waitPage: a call refused before the executor never holds it.
+	evalPage[bool](t, p, `(async () => {
+		for (let i = 0; i < 400 && !window.__e2e.held(); i++) await new Promise((r) => setTimeout(r, 5));
+		`+script+`;
+		if (window.__e2e.held()) window.__e2e.release();
+		return true;
+	})()`)
+	return evalAgent[reply](t, p, `globalThis.__inflight`)
+}

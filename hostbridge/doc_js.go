@@ -34,6 +34,9 @@
 //	                                  pling_answer export once
 //	held()                            a text too long for entryIO, given to
 //	                                  pling_answer as -4
+//	unanswered()                      (optional) a reply call to host.unansweredToken
+//	                                  failed: the host fails that call unless it
+//	                                  was answered (see answerer.unanswered)
 //
 // Texts cross as UTF-8 copied into the lane's buffers instead of as JS
 // strings: a text parameter may be given as its length in io, a text answer

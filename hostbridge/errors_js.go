@@ -109,7 +109,12 @@ func panicError(op string, r any) *Error {
 // describe renders a thrown or rejected JS value for an error message
 // without letting a second failure escape: it runs inside recover handlers.
 // It reads name and message of an object (page-owned values), never calls
-// toString, and caps the length.
+// toString, and caps the length. It reads them through Reflect.get, as
+// getProp does, but not through catch: a read that throws makes it
+// "unreadable value" here, where describing that throw in turn would
+// recurse without end when every call throws (wasm_exec.js cannot pass
+// arguments once a later script has put a getter for an index on
+// Array.prototype).
 func describe(v js.Value) (s string) {
 	defer func() {
 		if recover() != nil {
@@ -120,8 +125,9 @@ func describe(v js.Value) (s string) {
 	case js.TypeString:
 		s = v.String()
 	case js.TypeObject, js.TypeFunction:
-		name, _ := getProp(v, "name")
-		msg, _ := getProp(v, "message")
+		reflect := theEnv().reflect
+		name := reflect.Call("get", v, "name")
+		msg := reflect.Call("get", v, "message")
 		if name.Type() == js.TypeString {
 			s = name.String()
 		}

@@ -134,11 +134,30 @@ type answerer struct {
 }
 
 // send calls the host's reply with text, through the lane when it fits.
-// A reply function that throws is the caller's problem: the answer was
-// given.
 func (a answerer) send(text []byte) {
 	params, put := a.s.lane.textParams(text)
-	_, _ = a.s.lane.call("reply", a.s.reply, []any{a.token, params[0]}, put, false)
+	if _, err := a.s.lane.call("reply", a.s.reply, []any{a.token, params[0]}, put, false); err != nil {
+		a.unanswered()
+	}
+}
+
+// unanswered tells the host that a reply call failed, so that it fails the
+// call itself if it was not answered. Usually the reply ran and threw
+// after answering, and this finds nothing to do; but a call into
+// JavaScript fails before it starts when wasm_exec.js cannot fill the
+// array it passes the arguments in (a later script's getter for an index
+// on Array.prototype, say), and then nothing else would ever answer the
+// caller. So this call has no arguments: the token goes as a property of
+// the host, which has no prototype.
+func (a answerer) unanswered() {
+	s := a.s
+	if s.unansweredFn.Type() != js.TypeFunction {
+		return
+	}
+	_ = catch("unanswered", func() {
+		s.host.Set("unansweredToken", a.token)
+		s.unansweredFn.Invoke()
+	})
 }
 
 // replyShared answers b without the shared capability list when the caller
@@ -166,6 +185,8 @@ func (a answerer) replyShared(b []byte, shared surface.SharedCaps) []byte {
 	}
 	if err == nil {
 		s.sentCaps = shared.ID
+	} else {
+		a.unanswered()
 	}
 	return b
 }

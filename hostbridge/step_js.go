@@ -50,7 +50,8 @@ import (
 //	pling_handle(slot, n, token, flags) -> 0 | -1
 //	    a request of n bytes in entryIO for the instance numbered slot;
 //	    the reply goes to host.reply(token, text, capsId?, capsText?)
-//	    (flags&1: shared mode), now or after a wait. flags&2: the call
+//	    (flags&1: shared mode), now or after a wait; when that call fails,
+//	    to host.unanswered(). flags&2: the call
 //	    brings its own session getter, which host.sessionFor(token) calls.
 //	    -1: refused (no such instance, n no length in entryIO): nothing
 //	    will answer.

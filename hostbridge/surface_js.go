@@ -46,6 +46,9 @@ type Surface struct {
 	// execFn, waitFn and heldFn are the host's execute, wait and held,
 	// which the steps use (see step_js.go).
 	execFn, waitFn, heldFn js.Value
+	// unansweredFn is the host's unanswered(), if it has one (see
+	// answerer.unanswered).
+	unansweredFn js.Value
 
 	// sentCaps is the shared capability list last passed to a reply
 	// function in shared mode (see export): the JS runtime keeps exactly
@@ -94,6 +97,7 @@ func New(host js.Value, cfg Config) (*Surface, error) {
 		execFn:       hostFunc(host, "execute"),
 		waitFn:       hostFunc(host, "wait"),
 		heldFn:       hostFunc(host, "held"),
+		unansweredFn: hostFunc(host, "unanswered"),
 	}
 	o := surface.Options{
 		Registry:       s.reg,

@@ -1165,6 +1165,12 @@ function buildHost(options, lane, deadlines, entries) {
     const id = {};
     const give = (code) => {
       if (!deadlines.finish(id)) return; // the limit passed first
+      if (prototypesTampered()) {
+        // Changed while the Promise was pending: the call fails closed,
+        // as one does when the change comes during page code (run).
+        held = undefined;
+        code = FAILED;
+      }
       try {
         entries.answer(ticket, code);
       } catch {
@@ -1682,16 +1688,29 @@ const GLUE_ARGS = 8;
 
 // Array.prototype is an array: an index defined on it, data or accessor,
 // raises its length, which is an own, non-configurable data property, and
-// cannot come down while a non-configurable index holds it up. So its
-// length says in O(1) whether it has any. Object.prototype has no length:
+// cannot come down while a non-configurable index holds it up. So a length
+// of 0 says in O(1) that it has none. The length stays up when the index
+// is deleted, and a script may raise it alone: then its names are listed
+// (hasIndex), and the surface works again once the index is gone.
+// Object.prototype has no length:
 // the indices an argument array is filled at are looked up one by one
 // (listing its names took four times as long, on every call).
 function prototypesTampered() {
   if (PAGE_WINDOW === undefined) return false;
-  if (ArrayPrototype.length !== 0) return true;
+  if (ArrayPrototype.length !== 0 && hasIndex(ArrayPrototype)) return true;
   if (hasOwn(ArrayPrototype, "result") !== RESULT_AT_LOAD[1] || hasOwn(ObjectPrototype, "result") !== RESULT_AT_LOAD[0]) return true;
   for (let i = 0; i < GLUE_ARGS; i++) if (hasOwn(ObjectPrototype, i)) return true;
   return false;
+}
+
+// An array lists its own indices first, in ascending order, before its
+// other names (OrdinaryOwnPropertyKeys): its first name tells whether it
+// has any.
+function hasIndex(array) {
+  const names = getOwnPropertyNames(array);
+  if (names.length === 0) return false;
+  const n = +names[0];
+  return "" + n === names[0] && n >= 0 && n < 4294967295 && n % 1 === 0;
 }
 
 if (PAGE_WINDOW !== undefined) {
@@ -2013,6 +2032,15 @@ function bind(runtime, entries) {
       mapDelete(replies, token);
       mapDelete(sessions, token);
       reply(out, capsId, capsText);
+    };
+    // The kernel's reply to unansweredToken could not be handed over (see
+    // answerer.unanswered in hostbridge): the call fails here, unless it
+    // was answered.
+    host.unansweredToken = 0;
+    host.unanswered = () => {
+      const token = host.unansweredToken;
+      host.unansweredToken = 0;
+      host.reply(token, undefined);
     };
     // No getter for the token answers undefined: no session, which the
     // kernel refuses for a call that was to bring its own.

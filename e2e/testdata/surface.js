@@ -99,6 +99,12 @@ async function execute(id, argsJson) {
       throw new Error("the executor broke");
     case "slow": // answers after 200 ms, as a call to a backend would
       await new Promise((resolve) => setTimeout(resolve, 200));
+      break;
+    case "held": // answers when the test calls window.__e2e.release()
+      await new Promise((resolve) => {
+        state.release = resolve;
+      });
+      state.release = undefined;
   }
   const args = typeof argsJson === "string" && argsJson !== "" ? JSON.parse(argsJson) : argsJson || {};
   const m = /^update_note@order:(.+)$/.exec(id);
@@ -219,6 +225,8 @@ render();
 window.__e2e = {
   setup,
   calls: () => state.calls,
+  held: () => state.release !== undefined,
+  release: () => state.release(),
   audit: () => state.audit,
   authenticated: () => state.authenticated,
   // private channels the surface holds now (open or being authenticated)
