@@ -872,9 +872,10 @@ func TestLaterScriptDates(t *testing.T) {
 }
 
 // TestLaterScriptIndexAccessorInFlight: a later script puts an accessor for
-// index 1 on Array.prototype while a call waits for its executor. From then
-// on the Go runtime's glue cannot hand a call into JavaScript more than one
-// argument (it fills a new array by index), the kernel's reply included.
+// index 1 on Array.prototype (or Object.prototype) while a call waits for
+// its executor. From then on the Go runtime's glue cannot hand a call into
+// JavaScript more than one argument (it fills a new array by index), the
+// kernel's reply included.
 // The call that waited still gets one structured answer, and fails closed;
 // a call made while the accessor stays is refused; once the script takes
 // the accessor away, the surface answers again. The executor runs once per
@@ -884,6 +885,7 @@ func TestLaterScriptIndexAccessorInFlight(t *testing.T) {
 		{"a getter alone", `Object.defineProperty(Array.prototype, "1", { configurable: true, get() { return "orders.import"; } })`},
 		{"a setter that writes through", `Object.defineProperty(Array.prototype, "1", { configurable: true,
 			set(v) { Object.defineProperty(this, "1", { value: v, writable: true, enumerable: true, configurable: true }); } })`},
+		{"a getter alone on Object.prototype", `Object.defineProperty(Object.prototype, "1", { configurable: true, get() { return "orders.import"; } })`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := openTestPage(t)
@@ -896,7 +898,7 @@ func TestLaterScriptIndexAccessorInFlight(t *testing.T) {
 			wantCode(t, send(t, p, during), during["id"].(string), surface.CodeInternalError)
 
 			after := invokeEnv(t, "update_note@order", map[string]any{"record": "T-1", "note": "after"})
-			evalPage[bool](t, p, `delete Array.prototype[1]`)
+			evalPage[bool](t, p, `delete Array.prototype[1] && delete Object.prototype[1]`)
 			if r := heldInvoke(t, p, after, ""); r.result(t)["error"] != nil {
 				t.Errorf("after the accessor was deleted: %s", r)
 			}
