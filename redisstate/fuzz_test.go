@@ -5,18 +5,21 @@ import (
 	"net/http"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"pling.dev/agent/redisstate"
 	"pling.dev/agent/surface"
 )
 
 // FuzzHandler sends arbitrary bodies: the handler never panics, answers
-// 200 only to a JSON object, 400 to anything else, and never lets a body
+// 200 only to a JSON object of op and requestId in UTF-8, 400 to anything else, and never lets a body
 // choose the session the limiter is asked about.
 func FuzzHandler(f *testing.F) {
 	for _, s := range []string{
 		`{"op":"allow"}`, `{"op":"claim","requestId":"r-1"}`, `{"op":"allow","sessionId":"x"}`,
 		`{"op":"claim"}`, `{"OP":"allow"}`, `{"op":"allow"} `, `[]`, `null`, ``, `{"op":"claim","requestId":"\u0000"}`,
+		`{"op":"claim","requestId":"\ud83d\ude00"}`, `{"op":"claim","requestId":"\udc00"}`, "{\"op\":\"claim\",\"requestId\":\"\xff\"}",
+		`{"op":"claim","requestId":"a","requestId":"b"}`, ` { "op" : "allow" } `, `{"op":"cl\u0061im","requestId":"\/"}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -36,8 +39,18 @@ func FuzzHandler(f *testing.F) {
 			if err := json.Unmarshal([]byte(out), &v); err != nil || len(v) == 0 {
 				t.Fatalf("200 with %q", out)
 			}
-			if json.Unmarshal(body, &map[string]any{}) != nil {
+			members := map[string]any{}
+			if json.Unmarshal(body, &members) != nil {
 				t.Fatalf("200 to a body that is not one JSON object: %q", body)
+			}
+			// Named exactly, and no byte encoding/json would have rewritten.
+			for k := range members {
+				if k != "op" && k != "requestId" {
+					t.Fatalf("200 to a body with member %q: %q", k, body)
+				}
+			}
+			if !utf8.Valid(body) {
+				t.Fatalf("200 to a body that is not UTF-8: %q", body)
 			}
 		case 400:
 			if out != `{"error":"request"}` {

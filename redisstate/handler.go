@@ -1,14 +1,14 @@
 package redisstate
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
 	"mime"
 	"net/http"
 	"strconv"
 	"time"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"pling.dev/agent/surface"
 )
@@ -40,8 +40,8 @@ const claimKey = "\x00claim:"
 const maxBody = 8 << 10
 
 type handlerRequest struct {
-	Op        string `json:"op"`
-	RequestID string `json:"requestId"`
+	Op        string
+	RequestID string
 }
 
 // Handler serves a page's limiter and guard (js/pling-shared.js httpAdapter)
@@ -54,8 +54,11 @@ type handlerRequest struct {
 //
 // and 503 {"error":"unavailable"} when the store fails, which the page's
 // adapter turns into RATE_LIMIT_UNAVAILABLE or REPLAY_GUARD_UNAVAILABLE.
-// A body with any other member (a session id above all) is refused with
-// 400. With a Limiter, claims are also limited per session to the
+// A body with any other member (a session id above all), a member named
+// in another case or twice, a string that is not UTF-8 or holds a lone
+// surrogate, or a request id longer than surface.MaxIDBytes is refused with
+// 400: the handler keeps the ids the kernel would keep, and no two of them
+// share a key. With a Limiter, claims are also limited per session to the
 // Limiter's rate (429 {"error":"rate"} beyond it), since each one is kept
 // for the replay window; without one, mount the handler behind a rate
 // limit of your own. Mount it behind the backend's authentication and its CSRF defence,
@@ -150,22 +153,171 @@ func (o HandlerOptions) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// readRequest reads one JSON object with known members only.
+// readRequest reads one JSON object whose members are op and requestId,
+// each a string, each at most once, named exactly so. It reads them as the
+// kernel reads a request: a string with a byte that is not UTF-8 or a lone
+// surrogate is refused, not rewritten (encoding/json makes both U+FFFD, so
+// two different ids would claim one key and the second would be refused
+// as a replay of a call that never ran), and so is an id longer than the
+// kernel accepts.
 func readRequest(r *http.Request) (handlerRequest, bool) {
 	var req handlerRequest
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 	if err != nil || len(body) > maxBody {
 		return req, false
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil || dec.More() {
+	p := bodyReader{b: body}
+	p.space()
+	if !p.next('{') {
 		return req, false
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return req, false
+	var seenOp, seenID bool
+	p.space()
+	for first := true; !p.next('}'); first = false {
+		if !first && !p.next(',') {
+			return req, false
+		}
+		p.space()
+		name, ok := p.str()
+		p.space()
+		if !ok || !p.next(':') {
+			return req, false
+		}
+		p.space()
+		value, ok := p.str()
+		p.space()
+		switch {
+		case !ok:
+			return req, false
+		case name == "op" && !seenOp:
+			req.Op, seenOp = value, true
+		case name == "requestId" && !seenID:
+			req.RequestID, seenID = value, true
+		default: // another member, or one named twice
+			return req, false
+		}
 	}
-	return req, true
+	p.space()
+	return req, p.i == len(p.b) && len(req.RequestID) <= surface.MaxIDBytes
+}
+
+// bodyReader reads the handler's small JSON grammar from b.
+type bodyReader struct {
+	b []byte
+	i int
+}
+
+func (p *bodyReader) space() {
+	for p.i < len(p.b) && (p.b[p.i] == ' ' || p.b[p.i] == '\t' || p.b[p.i] == '\n' || p.b[p.i] == '\r') {
+		p.i++
+	}
+}
+
+// next consumes c if it comes next.
+func (p *bodyReader) next(c byte) bool {
+	if p.i < len(p.b) && p.b[p.i] == c {
+		p.i++
+		return true
+	}
+	return false
+}
+
+// str reads a JSON string; ok is false for anything else, and for a string
+// holding a byte that is not UTF-8 or a surrogate escape that is not half
+// of a pair.
+func (p *bodyReader) str() (s string, ok bool) {
+	if !p.next('"') {
+		return "", false
+	}
+	var out []byte
+	for p.i < len(p.b) {
+		c := p.b[p.i]
+		switch {
+		case c == '"':
+			p.i++
+			return string(out), true
+		case c < 0x20:
+			return "", false
+		case c == '\\':
+			r, ok := p.escape()
+			if !ok {
+				return "", false
+			}
+			out = utf8.AppendRune(out, r)
+		case c < utf8.RuneSelf:
+			out = append(out, c)
+			p.i++
+		default:
+			r, n := utf8.DecodeRune(p.b[p.i:])
+			if r == utf8.RuneError && n == 1 {
+				return "", false
+			}
+			out = append(out, p.b[p.i:p.i+n]...)
+			p.i += n
+		}
+	}
+	return "", false
+}
+
+// escape reads the escape at p.i, a surrogate pair as one rune.
+func (p *bodyReader) escape() (rune, bool) {
+	if p.i+1 >= len(p.b) {
+		return 0, false
+	}
+	c := p.b[p.i+1]
+	p.i += 2
+	switch c {
+	case '"', '\\', '/':
+		return rune(c), true
+	case 'b':
+		return '\b', true
+	case 'f':
+		return '\f', true
+	case 'n':
+		return '\n', true
+	case 'r':
+		return '\r', true
+	case 't':
+		return '\t', true
+	case 'u':
+	default:
+		return 0, false
+	}
+	r, ok := p.hex4()
+	switch {
+	case !ok || utf16.IsSurrogate(r) && r >= 0xdc00: // a low half first
+		return 0, false
+	case !utf16.IsSurrogate(r):
+		return r, true
+	}
+	if !p.next('\\') || !p.next('u') {
+		return 0, false
+	}
+	lo, ok := p.hex4()
+	r = utf16.DecodeRune(r, lo)
+	return r, ok && r != utf8.RuneError
+}
+
+func (p *bodyReader) hex4() (rune, bool) {
+	if p.i+4 > len(p.b) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range p.b[p.i : p.i+4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	p.i += 4
+	return r, true
 }
 
 func answer(w http.ResponseWriter, status int, body string) {

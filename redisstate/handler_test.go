@@ -119,6 +119,52 @@ func TestHandler(t *testing.T) {
 	}
 }
 
+// The handler reads a body as the kernel reads a request: ids it could not
+// tell apart, or names in another case or repeated, are refused, never
+// rewritten. encoding/json alone turned a lone surrogate or a byte that is
+// not UTF-8 into U+FFFD, so two different ids became one and the second
+// was refused as a replay of a call that never ran.
+func TestHandlerReadsIdsExactly(t *testing.T) {
+	h, err := redisstate.Handler(redisstate.HandlerOptions{
+		Session: cookieSession, Limiter: surface.NewSlidingWindow(1000, time.Minute), Guard: surface.NewMemoryGuard(100),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	claimed, replayed, refused := `{"claim":"claimed"}`, `{"claim":"replayed"}`, `{"error":"request"}`
+	for _, tc := range []struct {
+		name, body string
+		status     int
+		want       string
+	}{
+		{"lone high surrogate", `{"op":"claim","requestId":"\ud800"}`, 400, refused},
+		{"lone low surrogate", `{"op":"claim","requestId":"\udc00"}`, 400, refused},
+		{"reversed pair", `{"op":"claim","requestId":"a\udc00\ud800"}`, 400, refused},
+		{"high surrogate then a letter", `{"op":"claim","requestId":"\ud800\u0041"}`, 400, refused},
+		{"byte that is not UTF-8", "{\"op\":\"claim\",\"requestId\":\"\xff\"}", 400, refused},
+		{"another such byte", "{\"op\":\"claim\",\"requestId\":\"\xfe\"}", 400, refused},
+		{"U+FFFD itself is an id", `{"op":"claim","requestId":"\ufffd"}`, 200, claimed},
+		{"and is kept", "{\"op\":\"claim\",\"requestId\":\"\uFFFD\"}", 200, replayed},
+		{"escaped pair", `{"op":"claim","requestId":"\ud83d\ude00"}`, 200, claimed},
+		{"the same id unescaped", `{"op":"claim","requestId":"😀"}`, 200, replayed},
+		{"a backslash before u", `{"op":"claim","requestId":"\\ud800"}`, 200, claimed},
+		{"name in another case", `{"op":"claim","RequestId":"r-case"}`, 400, refused},
+		{"op in another case", `{"OP":"allow"}`, 400, refused},
+		{"repeated name", `{"op":"claim","requestId":"r-a","requestId":"r-b"}`, 400, refused},
+		{"repeated op", `{"op":"allow","op":"claim","requestId":"r-c"}`, 400, refused},
+		{"id at the kernel's limit", `{"op":"claim","requestId":"` + strings.Repeat("x", surface.MaxIDBytes) + `"}`, 200, claimed},
+		{"id past the kernel's limit", `{"op":"claim","requestId":"` + strings.Repeat("y", surface.MaxIDBytes+1) + `"}`, 400, refused},
+		{"op that is not a string", `{"op":1}`, 400, refused},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			status, body := post(t, h, "a", tc.body)
+			if status != tc.status || body != tc.want {
+				t.Fatalf("got %d %s, want %d %s", status, body, tc.status, tc.want)
+			}
+		})
+	}
+}
+
 // A store that fails, or answers what no store may, is a 503: the page's
 // adapter refuses the request.
 func TestHandlerFailsClosed(t *testing.T) {
