@@ -135,7 +135,7 @@ fuzz:
 	$(GO) test -run=NONE -fuzz='^FuzzFilter$$' -fuzztime=$(FUZZTIME) ./mcpfacade/internal/devtools/
 
 BENCH := $(BUILD)/bench
-.PHONY: bench-profile bench-boundary bench-brotli bench-site
+.PHONY: bench-profile bench-trace bench-boundary bench-brotli bench-site
 
 ## bench: the kernel micro-benchmarks natively and under GOOS=js (Node), then
 ## one cross-origin-isolated headless Chromium run of every target against
@@ -152,6 +152,12 @@ bench-profile: chromium bench-site
 	GOOS=js GOARCH=wasm $(GO) build -trimpath -o $(BENCH)/site/pling/surface.wasm ./wasm
 	GOOS=js GOARCH=wasm $(GO) build -trimpath -o $(BENCH)/site/bench/hello.wasm ./bench/hello
 	$(GO) run ./bench -dir $(BENCH) -profile
+
+## bench-trace: the round trips once more, each split into stages at the
+## page's own hooks (registry, session, executor, audit), against the same
+## split of each baseline; writes build/bench/stages.md.
+bench-trace: chromium bench-site
+	$(GO) run ./bench -dir $(BENCH) -trace
 
 ## bench-boundary: what each way of calling across the Go/JS boundary
 ## costs, in Node (no browser): js.FuncOf against //go:wasmexport, and a

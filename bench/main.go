@@ -33,6 +33,7 @@ type config struct {
 	requests int
 	goBench  bool
 	profile  bool
+	trace    bool
 }
 
 // stage is one timed step of the run, for "where the time goes".
@@ -50,6 +51,7 @@ func main() {
 	flag.IntVar(&cfg.requests, "requests", 100_000, "requests of the memory run")
 	flag.BoolVar(&cfg.goBench, "go", true, "run the kernel micro-benchmarks (go test -bench)")
 	flag.BoolVar(&cfg.profile, "profile", false, "only the round trips, then a CPU profile of each variant into DIR/profile")
+	flag.BoolVar(&cfg.trace, "trace", false, "only the round trips, split into stages at the page's hooks, into DIR/stages.md")
 	flag.Parse()
 	cfg.site = filepath.Join(cfg.dir, "site")
 	if err := run(cfg); err != nil {
@@ -77,7 +79,7 @@ func run(cfg config) error {
 	progress := func(s string) { fmt.Println("  " + s) }
 	rep := &report{cfg: cfg, when: began}
 
-	if cfg.profile {
+	if cfg.profile || cfg.trace {
 		cfg.goBench = false
 	}
 	if cfg.goBench {
@@ -109,7 +111,7 @@ func run(cfg config) error {
 		}
 	}
 
-	if !cfg.profile {
+	if !cfg.profile && !cfg.trace {
 		if err := timed("wasm transfer sizes", func() error {
 			sizes, err := measureSizesCached(filepath.Join(cfg.dir, "sizes-cache.json"),
 				filepath.Join(cfg.site, "pling", "surface.wasm"), filepath.Join(cfg.site, "bench", "hello.wasm"))
@@ -135,6 +137,20 @@ func run(cfg config) error {
 	rep.chromium = s.version
 	rep.loadBefore = loadAverage()
 	progress(s.version + " at " + s.base)
+	if cfg.trace {
+		var md string
+		if err := timed("round trips split at the page's hooks", func() error {
+			var err error
+			md, err = measureStages(s, cfg.n, cfg.warm, progress)
+			return err
+		}); err != nil {
+			return err
+		}
+		out := filepath.Join(cfg.dir, "stages.md")
+		fmt.Print("\n" + md)
+		fmt.Printf("\nwritten: %s\n", out)
+		return os.WriteFile(out, []byte(md), 0o644)
+	}
 
 	if !cfg.profile {
 		if err := timed("startup, cold loads", func() error {

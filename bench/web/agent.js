@@ -133,6 +133,36 @@
       return n;
     },
 
+    // trace runs variants a and b alternately, as compare does, and
+    // returns for each when its calls were made and when their replies
+    // came, as start, end, start, end, ...: the page's marks (make
+    // bench-trace) fall between.
+    async trace(a, b, n, warm) {
+      const fa = variants[a];
+      const fb = variants[b];
+      if (!fa || !fb) throw new Error(`unknown variant ${a} or ${b}`);
+      for (let i = 0; i < warm; i++) {
+        await fa();
+        await fb();
+      }
+      const out = { [a]: [], [b]: [] };
+      const span = async (v, f) => {
+        const t0 = performance.now();
+        await f();
+        out[v].push(t0, performance.now());
+      };
+      for (let i = 0; i < n; i++) {
+        if (i % 2 === 0) {
+          await span(a, fa);
+          await span(b, fb);
+        } else {
+          await span(b, fb);
+          await span(a, fa);
+        }
+      }
+      return out;
+    },
+
     // compare times variants a and b alternately: warm untimed calls of
     // each, then n timed calls of each in the order A B, B A, A B, ...
     async compare(a, b, n, warm) {

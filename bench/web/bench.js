@@ -17,17 +17,46 @@ import { listenResponder } from "./js-responder.js";
 
 const { createSurface, defineRegistry } = await loadSurface();
 
-const page = makePage(48);
-const registry = defineRegistry(page.parts);
-const session = makeSession(page.ids);
+// With ?trace (make bench-trace), the page marks when its own code runs
+// during a round trip, through the hooks every page has: its registry,
+// executor, session getter and audit sink. The gaps between the marks are
+// the time spent outside the page's code. Without ?trace nothing is wrapped.
+const TRACE = new URLSearchParams(location.search).has("trace");
+const marks = [];
+const mark = (name) => {
+  if (TRACE) marks.push(name, performance.now());
+};
+const traced = (name, f) => (TRACE ? (...args) => {
+  mark(name);
+  try {
+    return f(...args);
+  } finally {
+    mark(name + " returned");
+  }
+} : f);
 
-createSurface({ registry, execute: page.execute, app: "orders", expose: page.ids, session }).listen();
+const page = makePage(48);
+const pageRegistry = defineRegistry(page.parts);
+const registry = TRACE
+  ? { actions: () => pageRegistry.actions(), view: traced("view", (q) => pageRegistry.view(q)), version: pageRegistry.version }
+  : pageRegistry;
+const session = traced("session", makeSession(page.ids));
+// The executor's Promise is marked as it settles, before the caller's
+// reactions to it run.
+const execute = TRACE ? (id, argsJson) => {
+  mark("execute");
+  const p = page.execute(id, argsJson);
+  p.then(() => mark("settled"), () => mark("settled"));
+  return p;
+} : page.execute;
+
+createSurface({ registry, execute, app: "orders", expose: page.ids, session }).listen();
 listenResponder({ registry, session, expose: page.ids, app: "orders-js", recordLimit: 8 });
 
 const audit = { count: 0, last: null };
 const invokeSurface = createSurface({
   registry,
-  execute: page.execute,
+  execute,
   app: "orders-invoke",
   expose: page.ids,
   session,
@@ -35,6 +64,7 @@ const invokeSurface = createSurface({
   rateLimit: { maxRequests: 100_000, windowMs: 60_000 },
   replay: { windowMs: 60_000 },
   onAudit: (event) => {
+    mark("audit");
     audit.count += 1;
     audit.last = event;
   },
@@ -81,7 +111,7 @@ await document.modelContext.registerTool({
   },
   async execute(args) {
     mcpCalls += 1;
-    const result = await page.execute(`${NOTE_TEMPLATE}:${args.record}`, JSON.stringify({ note: args.note }));
+    const result = await execute(`${NOTE_TEMPLATE}:${args.record}`, JSON.stringify({ note: args.note }));
     return { content: [{ type: "text", text: JSON.stringify(result) }] };
   },
 });
@@ -197,6 +227,8 @@ window.__bench = {
   isolated: globalThis.crossOriginIsolated === true,
   overhead,
   counts: () => ({ executed: page.executed(), audit: audit.count, mcpCalls }),
+  // The marks made since the last call, as name, time, name, time, ...
+  takeMarks: () => marks.splice(0, marks.length),
   lastAudit: () => audit.last,
   note: (id) => page.orders.find((o) => o.id === id).note,
 };
