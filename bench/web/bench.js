@@ -35,6 +35,18 @@ const traced = (name, f) => (TRACE ? (...args) => {
   }
 } : f);
 
+// And when a reply reaches the page's window, before the caller's world
+// sees it: the page's own listener, after the surface's.
+if (TRACE) {
+  addEventListener("message", (event) => {
+    const d = event.data;
+    if (d === null || typeof d !== "object") return;
+    // The surfaces' and the echo's replies, and MCP-B's JSON-RPC responses.
+    const p = d.payload;
+    if (d.kind === "response" || (d.type === "mcp" && p && typeof p === "object" && ("result" in p || "error" in p))) mark("reply event");
+  });
+}
+
 const page = makePage(48);
 const pageRegistry = defineRegistry(page.parts);
 const registry = TRACE
