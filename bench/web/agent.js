@@ -98,6 +98,35 @@
     return JSON.stringify(v);
   }
 
+  // alternate runs warm untimed calls of variants a and b, then n calls of
+  // each in the order A B, B A, A B, ..., and returns each call's start
+  // and end, by variant.
+  async function alternate(a, b, n, warm) {
+    const fa = variants[a];
+    const fb = variants[b];
+    if (!fa || !fb) throw new Error(`unknown variant ${a} or ${b}`);
+    for (let i = 0; i < warm; i++) {
+      await fa();
+      await fb();
+    }
+    const out = { [a]: [], [b]: [] };
+    const span = async (v, f) => {
+      const t0 = performance.now();
+      await f();
+      out[v].push(t0, performance.now());
+    };
+    for (let i = 0; i < n; i++) {
+      if (i % 2 === 0) {
+        await span(a, fa);
+        await span(b, fb);
+      } else {
+        await span(b, fb);
+        await span(a, fa);
+      }
+    }
+    return out;
+  }
+
   globalThis.benchAgent = {
     isolated: () => globalThis.crossOriginIsolated === true,
     pageGlobalsVisible: () => typeof globalThis.__bench !== "undefined",
@@ -133,60 +162,20 @@
       return n;
     },
 
-    // trace runs variants a and b alternately, as compare does, and
-    // returns for each when its calls were made and when their replies
-    // came, as start, end, start, end, ...: the page's marks (make
-    // bench-trace) fall between.
-    async trace(a, b, n, warm) {
-      const fa = variants[a];
-      const fb = variants[b];
-      if (!fa || !fb) throw new Error(`unknown variant ${a} or ${b}`);
-      for (let i = 0; i < warm; i++) {
-        await fa();
-        await fb();
-      }
-      const out = { [a]: [], [b]: [] };
-      const span = async (v, f) => {
-        const t0 = performance.now();
-        await f();
-        out[v].push(t0, performance.now());
-      };
-      for (let i = 0; i < n; i++) {
-        if (i % 2 === 0) {
-          await span(a, fa);
-          await span(b, fb);
-        } else {
-          await span(b, fb);
-          await span(a, fa);
-        }
-      }
-      return out;
-    },
+    // trace runs variants a and b as compare does and returns for each
+    // when its calls were made and when their replies came, as start,
+    // end, start, end, ...: the page's marks (make bench-trace) fall
+    // between.
+    trace: alternate,
 
     // compare times variants a and b alternately: warm untimed calls of
     // each, then n timed calls of each in the order A B, B A, A B, ...
     async compare(a, b, n, warm) {
-      const fa = variants[a];
-      const fb = variants[b];
-      if (!fa || !fb) throw new Error(`unknown variant ${a} or ${b}`);
-      for (let i = 0; i < warm; i++) {
-        await fa();
-        await fb();
-      }
-      const time = async (f) => {
-        const t0 = performance.now();
-        await f();
-        return performance.now() - t0;
-      };
-      const out = { [a]: [], [b]: [] };
-      for (let i = 0; i < n; i++) {
-        if (i % 2 === 0) {
-          out[a].push(await time(fa));
-          out[b].push(await time(fb));
-        } else {
-          out[b].push(await time(fb));
-          out[a].push(await time(fa));
-        }
+      const spans = await alternate(a, b, n, warm);
+      const out = {};
+      for (const v of [a, b]) {
+        out[v] = [];
+        for (let i = 0; i < spans[v].length; i += 2) out[v].push(spans[v][i + 1] - spans[v][i]);
       }
       return out;
     },
