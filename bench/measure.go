@@ -101,40 +101,64 @@ type sameDescription struct {
 	JS      any  `json:"js"`
 }
 
+// openCaller opens the round-trip page (bench.html, with query appended),
+// starts the caller in an isolated world, checks that the world is
+// isolated, and connects the MCP client; it returns the tab and the tools
+// MCP-B lists. The caller closes the tab.
+func openCaller(s *session, query string) (*tab, []string, error) {
+	t, err := openPage(s, "bench.html"+query, "__bench", 10*time.Minute, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	tools, err := connectCaller(s, t)
+	if err != nil {
+		t.close()
+		return nil, nil, err
+	}
+	return t, tools, nil
+}
+
+// connectCaller is openCaller's work once the page is open.
+func connectCaller(s *session, t *tab) ([]string, error) {
+	agent, err := os.ReadFile(filepath.Join(s.cfg.site, "bench", "agent.js"))
+	if err != nil {
+		return nil, err
+	}
+	client, err := os.ReadFile(filepath.Join(s.cfg.site, "bench", "mcp-client.js"))
+	if err != nil {
+		return nil, err
+	}
+	// Named, so that profiles tell the caller's functions from the browser's.
+	if err := t.startCaller(string(client)+"\n//# sourceURL=caller/mcp-client.js\n", string(agent)+"\n//# sourceURL=caller/agent.js\n"); err != nil {
+		return nil, err
+	}
+	if ok, err := evalAgent[bool](t, `benchAgent.isolated()`); err != nil || !ok {
+		return nil, fmt.Errorf("the caller's world is not cross-origin isolated (%v)", err)
+	}
+	if leaked, err := evalAgent[bool](t, `benchAgent.pageGlobalsVisible()`); err != nil || leaked {
+		return nil, fmt.Errorf("the caller's world sees the page's globals (%v): it is not isolated", err)
+	}
+	tools, err := evalAgent[[]string](t, `benchAgent.connectMCP()`)
+	if err != nil {
+		return nil, fmt.Errorf("connect the MCP client over MCP-B's tab transport: %w", err)
+	}
+	if len(tools) != 1 || tools[0] != "update_note" {
+		return nil, fmt.Errorf("MCP-B lists tools %v, want [update_note]", tools)
+	}
+	return tools, nil
+}
+
 // measureRoundTrips opens bench.html, starts the caller in an isolated
 // world, checks that the compared variants do the same work, and times
 // them. With profileDir set it then records a CPU profile of each variant.
 func measureRoundTrips(s *session, n, warm int, profileDir string, progress func(string)) (roundTrips, error) {
 	r := roundTrips{samples: map[string][]float64{}}
-	t, err := openPage(s, "bench.html", "__bench", 10*time.Minute, false)
+	t, tools, err := openCaller(s, "")
 	if err != nil {
 		return r, err
 	}
 	defer t.close()
-	agent, err := os.ReadFile(filepath.Join(s.cfg.site, "bench", "agent.js"))
-	if err != nil {
-		return r, err
-	}
-	client, err := os.ReadFile(filepath.Join(s.cfg.site, "bench", "mcp-client.js"))
-	if err != nil {
-		return r, err
-	}
-	// Named, so that profiles tell the caller's functions from the browser's.
-	if err := t.startCaller(string(client)+"\n//# sourceURL=caller/mcp-client.js\n", string(agent)+"\n//# sourceURL=caller/agent.js\n"); err != nil {
-		return r, err
-	}
-	if ok, err := evalAgent[bool](t, `benchAgent.isolated()`); err != nil || !ok {
-		return r, fmt.Errorf("the caller's world is not cross-origin isolated (%v)", err)
-	}
-	if leaked, err := evalAgent[bool](t, `benchAgent.pageGlobalsVisible()`); err != nil || leaked {
-		return r, fmt.Errorf("the caller's world sees the page's globals (%v): it is not isolated", err)
-	}
-	if r.mcpTools, err = evalAgent[[]string](t, `benchAgent.connectMCP()`); err != nil {
-		return r, fmt.Errorf("connect the MCP client over MCP-B's tab transport: %w", err)
-	}
-	if len(r.mcpTools) != 1 || r.mcpTools[0] != "update_note" {
-		return r, fmt.Errorf("MCP-B lists tools %v, want [update_note]", r.mcpTools)
-	}
+	r.mcpTools = tools
 	same, err := evalAgent[sameDescription](t, `benchAgent.sameDescription()`)
 	if err != nil {
 		return r, err

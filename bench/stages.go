@@ -4,8 +4,6 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -30,25 +28,11 @@ var stagePairs = [][2]string{
 // own work; no sampling profiler attributes anything. It returns the
 // report as Markdown.
 func measureStages(s *session, n, warm int, progress func(string)) (string, error) {
-	t, err := openPage(s, "bench.html?trace", "__bench", 10*time.Minute, false)
+	t, _, err := openCaller(s, "?trace")
 	if err != nil {
 		return "", err
 	}
 	defer t.close()
-	agent, err := os.ReadFile(filepath.Join(s.cfg.site, "bench", "agent.js"))
-	if err != nil {
-		return "", err
-	}
-	client, err := os.ReadFile(filepath.Join(s.cfg.site, "bench", "mcp-client.js"))
-	if err != nil {
-		return "", err
-	}
-	if err := t.startCaller(string(client), string(agent)); err != nil {
-		return "", err
-	}
-	if _, err := evalAgent[[]string](t, `benchAgent.connectMCP()`); err != nil {
-		return "", fmt.Errorf("connect the MCP client over MCP-B's tab transport: %w", err)
-	}
 	var md strings.Builder
 	fmt.Fprintf(&md, "# Where a round trip's time goes\n\n")
 	fmt.Fprintf(&md, "Produced by `make bench-trace` on %s: %s, commit %s. %d calls of each variant after %d untimed, each pair alternating as in the targets table, medians and p90 in µs (the page's clock: 5 µs steps).\n\n",
