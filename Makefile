@@ -38,7 +38,6 @@ define assemble-site
 	rm -rf $(1) && mkdir -p $(1)/pling
 	cp -R web/. $(1)/
 	cp js/*.js js/*.d.ts $(1)/pling/
-	cp "$(GOROOT)/lib/wasm/wasm_exec.js" $(1)/pling/wasm_exec.js
 	@echo "== building $(1)/pling/surface.wasm (GOOS=js; about a minute with an empty build cache)"
 	GOOS=js GOARCH=wasm $(GO) build $(WASMFLAGS) -o $(1)/pling/surface.wasm ./wasm
 	@echo "== built $(1)/pling/surface.wasm ($$(wc -c < $(1)/pling/surface.wasm) bytes)"

@@ -205,17 +205,10 @@ func TestDemoInvoke(t *testing.T) {
 			t.Fatalf("SO-1002 already shows %q", got)
 		}
 		calls := executorCalls(t, p)
-		const fastEntries = `globalThis.__plingSurfaceRuntime.stats().fastEntries`
-		entered := evalPage[int](t, p, fastEntries)
 		r := invoke(t, p, "update_note@order", map[string]any{"record": "SO-1002", "note": note})
 		res := r.result(t)
 		if res["error"] != nil {
 			t.Fatalf("business error: %s", r)
-		}
-		// The request and the async executor's answer entered the kernel
-		// through the module's exports, as loadSurface binds them.
-		if got := evalPage[int](t, p, fastEntries) - entered; got != 2 {
-			t.Errorf("%d calls entered through the exports, want 2", got)
 		}
 		after := r.Envelope.After
 		if after == nil || len(after.Records) != 1 || after.Records[0].ID != "SO-1002" || after.Records[0].Fields["note"] != note {

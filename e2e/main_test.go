@@ -39,7 +39,7 @@ var (
 var requiredSiteFiles = []string{
 	"index.html",
 	"pling/pling-surface.js",
-	"pling/wasm_exec.js",
+	"pling/pling-glue.js",
 	"pling/surface.wasm",
 }
 
@@ -75,6 +75,7 @@ func run(m *testing.M) (int, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/", devserver.Handler(site))
 	mux.Handle("/e2e/", http.StripPrefix("/e2e", devserver.Handler("testdata")))
+	mux.Handle("/trip-state", tripState())
 	main := httptest.NewServer(mux)
 	defer main.Close()
 	siteURL = main.URL

@@ -111,7 +111,14 @@ func create(t testing.TB, h js.Value, cfg Config) js.Value {
 // them). A number for a request is the length of one the caller wrote to
 // entryIO. wait settles a Promise within its limit and answers it through
 // pling_answer with the codes of step_js.go.
-const harnessJS = `(exports) => (runtime, h, config) => {
+const harnessJS = `(raw, k0, k1) => (runtime, h, config) => {
+  // The exports as a test calls them: with the per-load secret.
+  const exports = {
+    pling_handle: (...a) => raw.pling_handle(k0, k1, ...a),
+    pling_describe: (...a) => raw.pling_describe(k0, k1, ...a),
+    pling_answer: (...a) => raw.pling_answer(k0, k1, ...a),
+    pling_close: (...a) => raw.pling_close(k0, k1, ...a),
+  };
   const size = 128 * 1024; // past the kernel's request limit, so that the kernel refuses by size
   const enc = new TextEncoder(), dec = new TextDecoder();
   const texts = (...ps) => { let at = 0; return ps.map((p) => {
@@ -212,7 +219,24 @@ func goOpts(t testing.TB) js.Value {
 	harness(t)
 	o := js.Global().Get("Object").New()
 	o.Set("go", js.Global().Get("__plingTestGo"))
+	k := testSecret()
+	o.Set("secret", js.ValueOf([]any{k[0], k[1]}))
 	return o
+}
+
+// testSecret sets the module's per-load secret (pling_init) once, as a host
+// that runs the module itself does, and answers it.
+func testSecret() [2]int32 {
+	if !secretSet {
+		enterInit(0x5eed1, 0x5eed2)
+	}
+	return secret
+}
+
+// testAnswer calls pling_answer with the secret.
+func testAnswer(ticket int32, code float64) int32 {
+	k := testSecret()
+	return enterAnswer(k[0], k[1], ticket, code)
 }
 
 func harness(t testing.TB) js.Value {
@@ -222,7 +246,8 @@ func harness(t testing.TB) js.Value {
 		if g.Type() != js.TypeObject {
 			t.Fatal("no Go object: run the tests with make test-js (hostbridge/testdata/exec_node.js)")
 		}
-		harnessFn = js.Global().Call("eval", harnessJS).Invoke(g.Get("_inst").Get("exports"))
+		k := testSecret()
+		harnessFn = js.Global().Call("eval", harnessJS).Invoke(g.Get("_inst").Get("exports"), k[0], k[1])
 	}
 	return harnessFn
 }

@@ -40,6 +40,8 @@ func runJSSuite(t *testing.T, suitePath string) {
 	ctx.Set("mod", mod)
 	ctx.Set("runtime", runtime)
 	ctx.Set("go", opts.Get("go"))
+	ctx.Set("secret", opts.Get("secret"))
+	js.Global().Set("__plingTestSecret", opts.Get("secret"))
 	ctx.Set("api", mod.Call("fromRuntime", runtime, opts))
 
 	before := baseline(t)

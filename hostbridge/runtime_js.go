@@ -46,7 +46,7 @@ func ReadStats() Stats {
 // the holder of the module's Go object can reach.
 func NewRuntime() js.Value {
 	e := theEnv()
-	rt := e.object.New()
+	rt := bareObject()
 	rt.Set("protocol", surface.Protocol)
 	rt.Set("entryKey", entryKey)
 	rt.Set("create", funcOf("create", createInstance, func(err *Error) js.Value {

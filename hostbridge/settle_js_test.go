@@ -64,10 +64,10 @@ func TestWaitAndAnswer(t *testing.T) {
 			if tc.text != "" {
 				js.CopyBytesToJS(h.Get("entryIO"), []byte(tc.text))
 			}
-			if got := enterAnswer(ticket, tc.code); got != entryAccepted {
+			if got := testAnswer(ticket, tc.code); got != entryAccepted {
 				t.Fatalf("pling_answer = %d", got)
 			}
-			if got := enterAnswer(ticket, tc.code); got != entryRefused {
+			if got := testAnswer(ticket, tc.code); got != entryRefused {
 				t.Fatalf("a second answer to ticket %d = %d, want refused", ticket, got)
 			}
 			r := parseReply(t, wait(t, p))
@@ -77,7 +77,7 @@ func TestWaitAndAnswer(t *testing.T) {
 			if tc.code == codeHeld && !strings.Contains(string(r.Result), "held") {
 				t.Fatalf("result %s, want the held text", r.Result)
 			}
-			if got := enterAnswer(ticket+1000, 0); got != entryRefused {
+			if got := testAnswer(ticket+1000, 0); got != entryRefused {
 				t.Fatalf("an unknown ticket = %d, want refused", got)
 			}
 			inst.Call("close")

@@ -47,7 +47,13 @@ import (
 // refused, and the kernel itself refuses an answer to an ask it is not
 // waiting for.
 //
-//	pling_handle(slot, n, token, flags) -> 0 | -1
+//	pling_init(a, b) -> 0 | -1
+//	    sets the per-load secret (two random words the loader draws from
+//	    crypto.getRandomValues), once: every other export takes it as its
+//	    first two arguments and refuses a call without it, changing
+//	    nothing. A script that got hold of an export without the secret
+//	    can neither answer a wait nor enter a call.
+//	pling_handle(a, b, slot, n, token, flags) -> 0 | -1
 //	    a request of n bytes in entryIO for the instance numbered slot;
 //	    the reply goes to host.reply(token, text, capsId?, capsText?)
 //	    (flags&1: shared mode), now or after a wait; when that call fails,
@@ -55,13 +61,13 @@ import (
 //	    brings its own session getter, which host.sessionFor(token) calls.
 //	    -1: refused (no such instance, n no length in entryIO): nothing
 //	    will answer.
-//	pling_describe(slot, n, token) -> 0 | -1
+//	pling_describe(a, b, slot, n, token) -> 0 | -1
 //	    an in-page describe, its input n bytes in entryIO (-1: none),
 //	    answered to host.reply(token, text) as instance.describe answers.
-//	pling_answer(ticket, code) -> 0 | -1
+//	pling_answer(a, b, ticket, code) -> 0 | -1
 //	    the settled value of the Promise handed to wait under ticket,
 //	    encoded by kind (see answerFor). -1: no such ticket.
-//	pling_close(slot) -> 0 | -1
+//	pling_close(a, b, slot) -> 0 | -1
 //	    closes the instance: later calls under slot are refused. -1: no
 //	    such instance.
 //	pling_entry_key() -> key
@@ -158,11 +164,12 @@ type flight struct {
 }
 
 var (
-	slots    = map[int32]*Surface{}
-	lastSlot int32
+	// Slots and tickets are drawn at random (math/rand/v2's generator is
+	// seeded from crypto.getRandomValues), so that neither can be guessed
+	// from the last one seen.
+	slots = map[int32]*Surface{}
 	// tickets are the flights waiting for a Promise, by ticket.
-	tickets    = map[int32]*flight{}
-	lastTicket int32
+	tickets = map[int32]*flight{}
 
 	// fastEntries counts export calls, so that tests can tell which way
 	// calls came in.
@@ -171,18 +178,38 @@ var (
 
 // openSlot numbers s for the exports; closeSlot forgets the number.
 func (s *Surface) openSlot() int32 {
-	for {
-		lastSlot++
-		if lastSlot <= 0 {
-			lastSlot = 1
-		}
-		if _, taken := slots[lastSlot]; !taken {
-			break
-		}
-	}
-	s.slot = lastSlot
+	s.slot = freeNumber(func(n int32) bool { return slots[n] != nil })
 	slots[s.slot] = s
 	return s.slot
+}
+
+// freeNumber draws a positive int32 that taken does not report.
+func freeNumber(taken func(int32) bool) int32 {
+	for {
+		if n := rand.Int32(); n > 0 && !taken(n) {
+			return n
+		}
+	}
+}
+
+// The per-load secret (see pling_init).
+var (
+	secret    [2]int32
+	secretSet bool
+)
+
+//go:wasmexport pling_init
+func enterInit(a, b int32) int32 {
+	if secretSet || (a == 0 && b == 0) {
+		return entryRefused
+	}
+	secret, secretSet = [2]int32{a, b}, true
+	return entryAccepted
+}
+
+// keyed reports whether a call brought the per-load secret.
+func keyed(a, b int32) bool {
+	return secretSet && a == secret[0] && b == secret[1]
 }
 
 func (s *Surface) closeSlot() {
@@ -201,7 +228,10 @@ var entryKey = int32(rand.Uint32() >> 1)
 func enterKey() int32 { return entryKey }
 
 //go:wasmexport pling_handle
-func enterHandle(slot, n, token, flags int32) int32 {
+func enterHandle(k0, k1, slot, n, token, flags int32) int32 {
+	if !keyed(k0, k1) {
+		return entryRefused
+	}
 	s := slots[slot]
 	if s == nil || n < 0 || int(n) > s.lane.size {
 		return entryRefused
@@ -281,7 +311,10 @@ func (s *Surface) startHandle(f *flight, req []byte, perCall bool) {
 }
 
 //go:wasmexport pling_close
-func enterClose(slot int32) int32 {
+func enterClose(k0, k1, slot int32) int32 {
+	if !keyed(k0, k1) {
+		return entryRefused
+	}
 	s := slots[slot]
 	if s == nil || !s.close() {
 		return entryRefused
@@ -290,7 +323,10 @@ func enterClose(slot int32) int32 {
 }
 
 //go:wasmexport pling_describe
-func enterDescribe(slot, n, token int32) int32 {
+func enterDescribe(k0, k1, slot, n, token int32) int32 {
+	if !keyed(k0, k1) {
+		return entryRefused
+	}
 	s := slots[slot]
 	if s == nil || n < -1 || int(n) > s.lane.size {
 		return entryRefused
@@ -319,7 +355,10 @@ func (s *Surface) startDescribe(f *flight, input []byte) {
 }
 
 //go:wasmexport pling_answer
-func enterAnswer(ticket int32, code float64) int32 {
+func enterAnswer(k0, k1, ticket int32, code float64) int32 {
+	if !keyed(k0, k1) {
+		return entryRefused
+	}
 	f := tickets[ticket]
 	if f == nil {
 		return entryRefused
@@ -429,8 +468,7 @@ func (f *flight) execute(a surface.Ask) surface.Answer {
 func (f *flight) wait(a surface.Ask) {
 	p := f.sc.promise
 	f.sc.promise, f.sc.waiting = js.Undefined(), false
-	lastTicket = nextTicket()
-	t := lastTicket
+	t := freeNumber(func(n int32) bool { return tickets[n] != nil })
 	tickets[t] = f
 	limit := f.s.hostTimeout
 	if a.Kind == surface.AskExecute {
@@ -445,19 +483,6 @@ func (f *flight) wait(a surface.Ask) {
 			panic(aerr)
 		}
 		f.run()
-	}
-}
-
-// nextTicket numbers a wait.
-func nextTicket() int32 {
-	for {
-		lastTicket++
-		if lastTicket <= 0 {
-			lastTicket = 1
-		}
-		if tickets[lastTicket] == nil {
-			return lastTicket
-		}
 	}
 }
 

@@ -6,9 +6,11 @@
 //   surface.listen({ allowedOrigins: [] });
 //
 // The protocol kernel is Go compiled to WebAssembly (surface.wasm, run by
-// Go's wasm_exec.js). This module loads it once per page, adapts the page's
-// options to the kernel's host interface, and carries the postMessage
+// the glue in pling-glue.js). This module loads it once per page, adapts the
+// page's options to the kernel's host interface, and carries the postMessage
 // transport. See README.md beside this file for the guide and threat model.
+
+import { goGlue, randomUint32s } from "./pling-glue.js";
 
 export const SURFACE_PROTOCOL = "pling.surface/0.1";
 export const DEFAULT_SURFACE_RECORD_LIMIT = 8;
@@ -16,8 +18,6 @@ export const MAX_SURFACE_RECORD_LIMIT = 100;
 
 const CHANNEL = "pling.surface";
 // Names shared with wasm/main.go.
-const RUNTIME_NAME = "__plingSurfaceRuntime";
-const READY_NAME = "__plingSurfaceReady";
 // One Go program per page, even when this module is loaded under two URLs.
 const LOAD_KEY = Symbol.for("pling.surface.runtime");
 
@@ -60,6 +60,7 @@ const { apply: reflectApply } = Reflect;
 const { max: mathMax, min: mathMin, ceil: mathCeil } = Math; // a time limit or a bound computed with a later script's Math would be its
 const uncurryThis = FunctionPrototype.bind.bind(FunctionPrototype.call);
 const PromiseCtor = Promise;
+const StringCtor = String;
 const PromisePrototype = Promise.prototype;
 const PromisePrototypeThen = PromisePrototype.then;
 const promiseThen = uncurryThis(PromisePrototypeThen);
@@ -75,20 +76,6 @@ const arrayPush = uncurryThis(ArrayPrototype.push);
 // The getter of a property, own or inherited; undefined for an own data
 // property (Annex B, in every browser and in Node).
 const lookupGetter = typeof ObjectPrototype.__lookupGetter__ === "function" ? uncurryThis(ObjectPrototype.__lookupGetter__) : undefined;
-// What the Go runtime's glue calls on its own arrays and maps, as they were
-// when this module was evaluated (see guardGlue).
-const MAP_METHODS = freeze([
-  freeze([Map.prototype, "get", Map.prototype.get]),
-  freeze([Map.prototype, "set", Map.prototype.set]),
-  freeze([Map.prototype, "delete", Map.prototype.delete]),
-  freeze([Map.prototype, "has", Map.prototype.has]),
-]);
-const GLUE_METHODS = freeze([
-  freeze([ArrayPrototype, "push", ArrayPrototype.push]),
-  freeze([ArrayPrototype, "pop", ArrayPrototype.pop]),
-  freeze([ArrayPrototype, "fill", ArrayPrototype.fill]),
-  ...MAP_METHODS,
-]);
 const WeakMapCtor = WeakMap;
 const weakMapGet = uncurryThis(WeakMap.prototype.get);
 const weakMapSet = uncurryThis(WeakMap.prototype.set);
@@ -126,6 +113,22 @@ const AbortControllerCtor = globalThis.AbortController;
 const abortSignalOf = capturedGetter(globalThis.AbortController, "signal");
 const abortController = capturedMethod(globalThis.AbortController, "abort");
 const FETCH = globalThis.fetch;
+const WebAssemblyNS = globalThis.WebAssembly;
+const WA_INSTANTIATE = WebAssemblyNS.instantiate;
+const WA_INSTANTIATE_STREAMING = typeof WebAssemblyNS.instantiateStreaming === "function" ? WebAssemblyNS.instantiateStreaming : undefined;
+const responseArrayBuffer = capturedMethod(globalThis.Response, "arrayBuffer");
+// XMLHttpRequest, for httpAdapter: fetch resolves its Promise with the
+// Response, and resolving looks up then on it, where a later script could
+// hand back a Response of its own; an XMLHttpRequest answers by events.
+const XHR = globalThis.XMLHttpRequest;
+const xhrOpen = capturedMethod(XHR, "open");
+const xhrSend = capturedMethod(XHR, "send");
+const xhrAbort = capturedMethod(XHR, "abort");
+const xhrSetHeader = capturedMethod(XHR, "setRequestHeader");
+const xhrStatusOf = capturedGetter(XHR, "status");
+const xhrTextOf = capturedGetter(XHR, "responseText");
+const xhrURLOf = capturedGetter(XHR, "responseURL");
+const xhrSetCredentials = typeof XHR === "function" ? uncurryThis(getOwnPropertyDescriptor(XHR.prototype, "withCredentials").set) : undefined;
 const URLCtor = globalThis.URL;
 const urlHrefOf = capturedGetter(globalThis.URL, "href");
 // The document's base URL when this module was evaluated: httpAdapter
@@ -235,7 +238,13 @@ function whenSettled(v, ok, fail) {
     return;
   }
   try {
-    if (then === PromisePrototypeThen && getPrototypeOf(v) === PromisePrototype) {
+    const proto = then === PromisePrototypeThen ? getPrototypeOf(v) : undefined;
+    if (proto === PromisePrototype || proto === SurfacePromise.prototype || proto === QuietPromise.prototype) {
+      try {
+        setPrototypeOf(v, QuietPromise.prototype);
+      } catch {
+        // not extensible: waited for as it is
+      }
       promiseThen(v, ok, fail);
       return;
     }
@@ -289,6 +298,21 @@ defineProperty(SurfacePromise.prototype, "then", { __proto__: null, value: Promi
 defineProperty(SurfacePromise.prototype, "constructor", { __proto__: null, value: PromiseCtor });
 freeze(SurfacePromise.prototype);
 
+/**
+ * The class a native Promise of the page's (an async executor's, session
+ * getter's, ...) is moved to before the runtime waits for it: its
+ * prototype holds the original then and a constructor whose species is
+ * its own, all read-only, so waiting looks nothing up on Promise or
+ * Promise.prototype, where a later script could stand and be handed the
+ * page's answer.
+ */
+class QuietPromise extends PromiseCtor {}
+defineProperty(QuietPromise, Symbol.species, { __proto__: null, value: QuietPromise });
+defineProperty(QuietPromise.prototype, "then", { __proto__: null, value: PromisePrototypeThen });
+defineProperty(QuietPromise.prototype, "constructor", { __proto__: null, value: QuietPromise });
+freeze(QuietPromise.prototype);
+freeze(QuietPromise);
+
 /** A Promise (a SurfacePromise) with its resolve and reject. */
 function pending() {
   let resolve;
@@ -309,41 +333,129 @@ function unthenable(v) {
 }
 
 /**
- * JSON text of the page's own data (actions, views, results). JSON.stringify
- * honours toJSON, so a toJSON put on Object.prototype, Array.prototype or
- * Function.prototype after load would rewrite what the kernel reads: the
- * text is refused instead, before and after.
+ * JSON text of the page's own data (actions, views, results), written as
+ * JSON.stringify writes it but without looking anything up on a built-in
+ * prototype: an object's own enumerable members are read through their
+ * descriptors (an own getter, the page's, runs), an array's elements by
+ * index without asking its prototype for a hole, a Date through the
+ * captured toISOString, a boxed primitive through the captured valueOf, and
+ * a toJSON only where it was at load (on a built-in prototype: a polyfill
+ * that ran before this module) or on the page's own classes. So a toJSON,
+ * an index accessor or a Symbol.toPrimitive a later script plants is never
+ * called and rewrites nothing.
  */
-function pageJSON(v) {
-  if (toJSONPlanted()) throw new TypeError("a toJSON was put on a built-in prototype after load");
-  const text = jsonStringify(v);
-  if (toJSONPlanted()) throw new TypeError("a toJSON was put on a built-in prototype after load");
-  return text;
+function pageJSON(value) {
+  const stack = newList();
+  const write = (holder, key, v, depth) => {
+    if (v !== null && (typeof v === "object" || typeof v === "function")) {
+      const toJSON = toJSONFor(v);
+      if (toJSON !== undefined) v = reflectApply(toJSON, v, [key]);
+    }
+    switch (typeof v) {
+      case "string":
+        return jsonStringify(v);
+      case "number":
+        return numberIsFinite(v) ? jsonStringify(v) : "null";
+      case "boolean":
+        return v ? "true" : "false";
+      case "bigint":
+        throw new TypeError("a BigInt is not JSON");
+      case "object":
+        if (v === null) return "null";
+        break;
+      default:
+        return undefined; // undefined, a function, a symbol
+    }
+    const boxed = unboxed(v);
+    if (boxed !== NOT_BOXED) return write(undefined, "", boxed, depth);
+    for (let i = 0; i < depth; i++) if (stack[i] === v) throw new TypeError("the page's data holds a cycle");
+    stack[depth] = v;
+    let out;
+    if (isArray(v)) {
+      const n = ownValue(v, "length");
+      out = "[";
+      for (let i = 0; i < n; i++) {
+        const d = getOwnPropertyDescriptor(v, i);
+        const x = d === undefined ? undefined : hasOwn(d, "value") ? d.value : d.get === undefined ? undefined : reflectApply(d.get, v, []);
+        const t = write(v, "" + i, x, depth + 1);
+        out += (i > 0 ? "," : "") + (t === undefined ? "null" : t);
+      }
+      out += "]";
+    } else {
+      const names = objectKeys(v);
+      out = "{";
+      let first = true;
+      for (let i = 0; i < names.length; i++) {
+        const d = getOwnPropertyDescriptor(v, names[i]);
+        if (d === undefined) continue;
+        const x = hasOwn(d, "value") ? d.value : d.get === undefined ? undefined : reflectApply(d.get, v, []);
+        const t = write(v, names[i], x, depth + 1);
+        if (t === undefined) continue;
+        out += (first ? "" : ",") + jsonStringify(names[i]) + ":" + t;
+        first = false;
+      }
+      out += "}";
+    }
+    stack[depth] = undefined;
+    return out;
+  };
+  const text = write(undefined, "", value, 0);
+  return text === undefined ? "null" : text;
 }
-// What the prototypes held at load: a polyfill that ran before this module
-// is the page's own environment; only a change since then is refused.
-// Date.prototype has a toJSON of its own, which a later script could
-// replace to rewrite every date in a result or a record.
-// In a page it is pinned at load (pinBuiltins), and the check drops it.
-let TOJSON_PROTOTYPES = freeze([ObjectPrototype, ArrayPrototype, FunctionPrototype, Date.prototype]);
+
+const BUILTIN_PROTOTYPES = freeze([ObjectPrototype, ArrayPrototype, FunctionPrototype, Date.prototype]);
+// The toJSON each built-in prototype had at load (Date.prototype's own, a
+// polyfill's): honoured as it was, whatever is there now.
 const TOJSON_AT_LOAD = freeze([toJSONOf(ObjectPrototype), toJSONOf(ArrayPrototype), toJSONOf(FunctionPrototype), toJSONOf(Date.prototype)]);
+const DATE_TOJSON = Date.prototype.toJSON;
+const dateToISOString = uncurryThis(Date.prototype.toISOString);
 function toJSONOf(proto) {
   const d = getOwnPropertyDescriptor(proto, "toJSON");
-  return d === undefined ? undefined : hasOwn(d, "value") ? d.value : d.get;
+  return d !== undefined && hasOwn(d, "value") && typeof d.value === "function" ? d.value : undefined;
 }
-/** Whether Date.prototype.toJSON can no longer change: no per-call check is needed then. */
-function dateToJSONFixed() {
-  const d = getOwnPropertyDescriptor(Date.prototype, "toJSON");
-  return d !== undefined && !d.configurable && hasOwn(d, "value") && !d.writable && d.value === TOJSON_AT_LOAD[3];
-}
-function toJSONPlanted() {
-  for (let i = 0; i < TOJSON_PROTOTYPES.length; i++) {
-    // Where there was none at load, any own toJSON is a change, found
-    // without making a descriptor (this runs twice per text of the page's).
-    const changed = TOJSON_AT_LOAD[i] === undefined ? hasOwn(TOJSON_PROTOTYPES[i], "toJSON") : toJSONOf(TOJSON_PROTOTYPES[i]) !== TOJSON_AT_LOAD[i];
-    if (changed) return true;
+/** The toJSON to call for v, found by descriptors: a class's of the page's own, else a built-in prototype's at load. */
+function toJSONFor(v) {
+  for (let o = v; o !== null; o = getPrototypeOf(o)) {
+    for (let i = 0; i < BUILTIN_PROTOTYPES.length; i++) {
+      if (o === BUILTIN_PROTOTYPES[i]) {
+        const f = TOJSON_AT_LOAD[i];
+        return f === DATE_TOJSON ? dateToJSON : f;
+      }
+    }
+    const f = toJSONOf(o);
+    if (f !== undefined) return f;
   }
-  return false;
+  return undefined;
+}
+/** Date.prototype.toJSON as the language defines it, with the captured toISOString. */
+function dateToJSON() {
+  const t = dateGetTime(this);
+  return numberIsFinite(t) ? dateToISOString(this) : null;
+}
+const NOT_BOXED = freeze({ __proto__: null });
+const numberValueOf = uncurryThis(Number.prototype.valueOf);
+const stringValueOf = uncurryThis(String.prototype.valueOf);
+const booleanValueOf = uncurryThis(Boolean.prototype.valueOf);
+/** The primitive inside a Number, String or Boolean object (a brand check, no lookup), else NOT_BOXED. */
+function unboxed(v) {
+  const proto = getPrototypeOf(v);
+  if (proto === ObjectPrototype || proto === ArrayPrototype || proto === null) return NOT_BOXED;
+  try {
+    return numberValueOf(v);
+  } catch {
+    // not a Number
+  }
+  try {
+    return stringValueOf(v);
+  } catch {
+    // not a String
+  }
+  try {
+    return booleanValueOf(v);
+  } catch {
+    // not a Boolean
+  }
+  return NOT_BOXED;
 }
 
 /**
@@ -982,7 +1094,6 @@ function makeLane() {
       } finally {
         depth--;
       }
-      if (prototypesTampered()) throw new TypeError("a built-in prototype was changed under the surface");
       return r;
     },
   };
@@ -1165,12 +1276,6 @@ function buildHost(options, lane, deadlines, entries) {
     const id = {};
     const give = (code) => {
       if (!deadlines.finish(id)) return; // the limit passed first
-      if (prototypesTampered()) {
-        // Changed while the Promise was pending: the call fails closed,
-        // as one does when the change comes during page code (run).
-        held = undefined;
-        code = FAILED;
-      }
       try {
         entries.answer(ticket, code);
       } catch {
@@ -1376,7 +1481,7 @@ function validateOptions(options) {
 // No Go goroutine and no js.FuncOf callback is on the way, so an export
 // may be called at any time, page code that the kernel runs included.
 
-const entriesOf = new WeakMapCtor(); // Go object -> entries
+const entriesOf = new WeakMapCtor(); // a module's exports -> entries
 
 // Every this many export calls, the Go runtime is resumed once with
 // nothing to do, so that its finalizers run: JS values the bridge made
@@ -1385,39 +1490,60 @@ const entriesOf = new WeakMapCtor(); // Go object -> entries
 const RESUME_EVERY = 256;
 
 /**
- * Makes the methods of go's class read-only. wasm_exec.js calls
- * go._resume() through the class's prototype whenever the page calls a
- * function of the runtime (create, stats): a later script replacing it
- * would be handed the Go object, and with it the module's memory, its
- * exports and every JS value the kernel holds (each surface's host).
+ * The exports of a Go object of wasm_exec.js, for fromRuntime: a host that
+ * runs the module itself. Its glue looks built-ins up as it runs, so what
+ * "Threat model" promises against later scripts holds only for the glue
+ * loadSurface runs (pling-glue.js).
  */
-function sealGo(go) {
-  const proto = getPrototypeOf(go);
-  if (proto !== null && proto !== ObjectPrototype && hasOwn(proto, "_resume")) freeze(proto);
+function kernelOfGo(go) {
+  if (go === null || typeof go !== "object") return undefined;
+  const exports = go._inst && go._inst.exports;
+  if (!exports || typeof go._resume !== "function") return undefined;
+  return { __proto__: null, exports, resume: () => go._resume(), exited: () => go.exited === true };
 }
 
-function makeEntries(go, runtime) {
-  if (go === null || typeof go !== "object") return undefined;
-  sealGo(go);
-  const known = weakMapGet(entriesOf, go);
+const EXPORT_NAMES = freeze(["pling_init", "pling_entry_key", "pling_handle", "pling_describe", "pling_answer", "pling_close"]);
+
+/**
+ * Entries into a kernel ({exports, resume, exited}) for runtime, bound to a
+ * per-load secret: the two words given to the module's pling_init, drawn
+ * here (or given by a host that set them itself), which every export call
+ * carries. undefined: not this runtime's module, or its secret is someone
+ * else's.
+ */
+function makeEntries(kernel, runtime, given) {
+  if (kernel === undefined) return undefined;
+  const exports = kernel.exports;
+  const known = weakMapGet(entriesOf, exports);
   if (known !== undefined) return known.key === runtime.entryKey ? known : undefined;
-  const exports = go._inst && go._inst.exports;
-  const resume = go._resume;
-  if (!exports || typeof resume !== "function" || typeof exports.pling_handle !== "function" ||
-    typeof exports.pling_describe !== "function" || typeof exports.pling_answer !== "function" ||
-    typeof exports.pling_close !== "function" || typeof exports.pling_entry_key !== "function") {
-    return undefined;
-  }
+  for (let i = 0; i < EXPORT_NAMES.length; i++) if (typeof exports[EXPORT_NAMES[i]] !== "function") return undefined;
   const key = exports.pling_entry_key();
-  guardGlue(go);
+  let k0;
+  let k1;
+  if (given !== undefined) {
+    if (!isArray(given) || given.length !== 2) return undefined;
+    k0 = given[0] | 0;
+    k1 = given[1] | 0;
+  } else {
+    const words = randomUint32s(2);
+    k0 = words[0] | 0;
+    k1 = words[1] | 0 || 1;
+    if (exports.pling_init(k0, k1) !== 0) return undefined; // set by someone else
+  }
+  const resume = kernel.resume;
+  const exited = kernel.exited;
+  const handleExport = exports.pling_handle;
+  const describeExport = exports.pling_describe;
+  const answerExport = exports.pling_answer;
+  const closeExport = exports.pling_close;
   let calls = 0;
   let resumeArmed = false;
   const idleResume = () => {
     resumeArmed = false;
-    if (go.exited !== true) go._resume();
+    if (!exited()) resume();
   };
   const entered = (r) => {
-    if (go.exited === true) throw new Error("the surface runtime exited");
+    if (exited()) throw new Error("the surface runtime exited");
     if (++calls % RESUME_EVERY === 0 && !resumeArmed) {
       resumeArmed = true;
       setTimer(idleResume, 0);
@@ -1472,13 +1598,13 @@ function makeEntries(go, runtime) {
      * (host.sessionFor).
      */
     handle: (slot, n, token, shared, session) =>
-      entered(inside(() => exports.pling_handle(slot, n, token, (shared ? 1 : 0) | (session ? 2 : 0)))),
+      entered(inside(() => handleExport(k0, k1, slot, n, token, (shared ? 1 : 0) | (session ? 2 : 0)))),
     /** A describe with its input n bytes in entryIO (-1: none); false: refused. */
-    describe: (slot, n, token) => entered(inside(() => exports.pling_describe(slot, n, token))),
+    describe: (slot, n, token) => entered(inside(() => describeExport(k0, k1, slot, n, token))),
     /** The settled value of the Promise waited for under ticket. */
-    answer: (ticket, code) => entered(inside(() => exports.pling_answer(ticket, code))),
+    answer: (ticket, code) => entered(inside(() => answerExport(k0, k1, ticket, code))),
     /** Closes the instance under slot. */
-    close: (slot) => entered(inside(() => exports.pling_close(slot))),
+    close: (slot) => entered(inside(() => closeExport(k0, k1, slot))),
     /**
      * Runs f once no export is on the stack: at once outside one, else
      * in a microtask queued as the outermost export call returns. An
@@ -1499,227 +1625,9 @@ function makeEntries(go, runtime) {
       }
     },
   };
-  weakMapSet(entriesOf, go, entries);
+  weakMapSet(entriesOf, exports, entries);
   // Another module's runtime: its slots are not this runtime's.
   return key === runtime.entryKey ? entries : undefined;
-}
-
-// ---------------------------------------------------------------------------
-// The built-ins the Go runtime looks up while it runs. Go's wasm_exec.js and
-// syscall/js look methods up each time they cross the boundary (Reflect.apply
-// for every call into JavaScript, DataView methods for every value, typed
-// array methods for every text, Date for the clock, Function.prototype.bind
-// in the bridge). A later script replacing one of them
-// would sit between the page and the kernel: it could hand the kernel
-// another session, move its clock (an expired session, a replay window
-// that has passed), or read every text that crosses. So, in a page, they are
-// made read-only when this module is evaluated. Pages never need to replace
-// these; a script that tries gets a TypeError in strict code, nothing in
-// sloppy code. See "Threat model" in README.md for what stays open.
-
-function pinBuiltins(g) {
-  const pinned = [];
-  const pin = (obj, name) => {
-    if (obj === null || obj === undefined) return;
-    const d = getOwnPropertyDescriptor(obj, name);
-    if (d === undefined || !d.configurable) return;
-    // The global object and constructors stay as they are: made
-    // prototypes, they would slow what reads them (instanceof).
-    if (obj !== g && typeof obj !== "function" && !listIncludes(pinned, obj)) arrayPush(pinned, obj);
-    if (hasOwn(d, "value")) {
-      defineProperty(obj, name, { __proto__: null, value: d.value, writable: false, enumerable: d.enumerable, configurable: false });
-    } else {
-      defineProperty(obj, name, { __proto__: null, get: d.get, set: d.set, enumerable: d.enumerable, configurable: false });
-    }
-  };
-  const pinAll = (obj, names) => {
-    for (let i = 0; i < names.length; i++) pin(obj, names[i]);
-  };
-  // The globals wasm_exec.js names while it runs (the bridge keeps its own
-  // references to Promise, Object and Function.prototype.bind).
-  pinAll(g, ["Reflect", "DataView", "Uint8Array", "Uint8ClampedArray", "Array", "Math", "Date", "String",
-    "isNaN", "parseInt", "performance", "crypto"]);
-  pinAll(g.Reflect, ["apply", "get", "set", "construct", "deleteProperty"]);
-  pinAll(g.DataView && g.DataView.prototype, ["buffer", "getUint8", "setUint8", "getInt32", "setInt32", "getUint32",
-    "setUint32", "getFloat64", "setFloat64"]);
-  const TypedArray = getPrototypeOf(g.Uint8Array);
-  const typedNames = ["subarray", "set", "length", "buffer", "byteOffset", "byteLength"];
-  pinAll(TypedArray.prototype, typedNames);
-  // The same, as own properties of Uint8Array.prototype, where a later
-  // script would otherwise add a shadowing one.
-  for (let i = 0; i < typedNames.length; i++) {
-    const name = typedNames[i];
-    if (hasOwn(g.Uint8Array.prototype, name)) continue;
-    const d = getOwnPropertyDescriptor(TypedArray.prototype, name);
-    defineProperty(g.Uint8Array.prototype, name, hasOwn(d, "value")
-      ? { __proto__: null, value: d.value, writable: false, enumerable: false, configurable: false }
-      : { __proto__: null, get: d.get, enumerable: false, configurable: false });
-  }
-  pin(TypedArray, Symbol.species);
-  pin(g.Uint8Array.prototype, "constructor");
-  pin(g.Uint8ClampedArray.prototype, "constructor");
-  // Their inherited Symbol.species and Symbol.hasInstance, made their own
-  // and read-only, so that neither can be shadowed.
-  const species = getOwnPropertyDescriptor(TypedArray, Symbol.species).get;
-  const hasInstance = FunctionPrototype[Symbol.hasInstance];
-  for (const C of [g.Uint8Array, g.Uint8ClampedArray]) {
-    if (!hasOwn(C, Symbol.species)) defineProperty(C, Symbol.species, { __proto__: null, get: species, configurable: false });
-    if (!hasOwn(C, Symbol.hasInstance)) defineProperty(C, Symbol.hasInstance, { __proto__: null, value: hasInstance, configurable: false });
-  }
-  pinAll(g.Math, ["floor"]);
-  // JSON.stringify writes a Date through its toJSON, which calls
-  // Symbol.toPrimitive, valueOf and toISOString: replaced, they would
-  // rewrite every date in the page's data and its executor's results.
-  pinAll(g.Date.prototype, ["getTime", "toJSON", "toISOString", "valueOf", Symbol.toPrimitive]);
-  pinAll(g.Date, ["now"]);
-  // Not Array.prototype's push, pop and fill, nor Map.prototype's methods,
-  // which the glue calls on its own id pool and maps: read-only, they took
-  // V8's fast paths away from every array and map of the page (an array's
-  // push 7 times slower, new Map(entries) twice, JSON.stringify of arrays
-  // 1.7 times). Those objects carry their own copies instead (guardGlue).
-  pinAll(g.Function.prototype, ["call", "apply", "bind"]);
-  // The bridge calls bind.call: no own call may be added to bind.
-  Object.preventExtensions(g.Function.prototype.bind);
-  pinAll(g.TextEncoder.prototype, ["encode", "encodeInto"]);
-  pinAll(g.TextDecoder.prototype, ["decode"]);
-  if (g.WebAssembly) pinAll(g.WebAssembly.Memory.prototype, ["buffer"]);
-  if (typeof g.Performance === "function") pinAll(g.Performance.prototype, ["now"]);
-  if (typeof g.Crypto === "function") pinAll(g.Crypto.prototype, ["getRandomValues"]);
-  // Redefining a property leaves its object in V8's dictionary mode, and
-  // code that looks methods up there then misses its fast paths page-wide
-  // (Reflect.apply 3.7 times slower, instanceof through Function.prototype
-  // 32). An object used as a prototype is made fast again, with its
-  // properties as they now are (row P of make bench).
-  for (let i = 0; i < pinned.length; i++) fastMode(pinned[i]);
-}
-
-// A property read through an object made on obj is what makes V8 turn obj
-// into a fast object; two, so that the read's inline cache sees it settled.
-function fastMode(obj) {
-  function Probe() {}
-  Probe.prototype = obj;
-  void new Probe().constructor;
-  void new Probe().constructor;
-}
-
-// The glue (wasm_exec.js) calls push and pop on its pool of free value ids,
-// and get, set, delete and has on its maps (values to ids, timers), every
-// time a value crosses. A later script's Array.prototype.pop could hand it
-// the id of a value the kernel still holds (a host function, the session
-// getter), which the glue would then overwrite. So once the runtime has
-// started, those objects get their own methods: the pool becomes a stack of
-// its own over a typed array (which no prototype's index accessor reaches),
-// the maps read-only own copies of the methods captured at load. Until
-// then the glue uses the prototypes' methods, which startRuntime checks
-// just before it starts the runtime, synchronously.
-const guardedGlue = new WeakMapCtor();
-function glueTampered() {
-  for (let i = 0; i < GLUE_METHODS.length; i++) {
-    const m = GLUE_METHODS[i];
-    const d = getOwnPropertyDescriptor(m[0], m[1]);
-    if (d === undefined || !hasOwn(d, "value") || d.value !== m[2]) return true;
-  }
-  return false;
-}
-function isMap(v) {
-  try {
-    mapSize(v);
-    return true;
-  } catch {
-    return false;
-  }
-}
-const Uint32ArrayCtor = Uint32Array;
-function idStack(from) {
-  let ids = new Uint32ArrayCtor(64);
-  let n = 0;
-  const stack = {
-    __proto__: null,
-    push(id) {
-      if (n === ids.length) {
-        const more = new Uint32ArrayCtor(ids.length * 2);
-        for (let i = 0; i < n; i++) more[i] = ids[i];
-        ids = more;
-      }
-      ids[n++] = id;
-      return n;
-    },
-    pop() {
-      return n === 0 ? undefined : ids[--n];
-    },
-  };
-  for (let i = 0; i < from.length; i++) stack.push(from[i]);
-  return freeze(stack);
-}
-function guardGlue(go) {
-  if (weakMapGet(guardedGlue, go) === true) return;
-  const pool = go._idPool;
-  if (isArray(pool)) defineProperty(go, "_idPool", { __proto__: null, value: idStack(pool), writable: false, enumerable: true, configurable: true }); // the glue deletes it when Go exits
-  // The glue appends to these two arrays by assignment: with no prototype,
-  // no index setter of a later script's on Object.prototype (or
-  // Array.prototype) sees a value or an id as they grow.
-  const arrays = [go._values, go._goRefCounts];
-  for (let i = 0; i < arrays.length; i++) {
-    if (isArray(arrays[i])) setPrototypeOf(arrays[i], null);
-  }
-  const maps = [go._ids, go._scheduledTimeouts];
-  for (let i = 0; i < maps.length; i++) {
-    if (!isMap(maps[i])) continue;
-    for (let k = 0; k < MAP_METHODS.length; k++) {
-      defineProperty(maps[i], MAP_METHODS[k][1], { __proto__: null, value: MAP_METHODS[k][2], writable: false, enumerable: false, configurable: false });
-    }
-  }
-  weakMapSet(guardedGlue, go, true);
-}
-
-// What cannot be pinned without breaking pages: a later script can add an
-// accessor for an index (or for "result") to Object.prototype or
-// Array.prototype, and wasm_exec.js assigns such members on arrays and
-// objects it makes: the arguments of every call from Go into JavaScript go
-// into a new array by index, and a js.FuncOf callback's answer is read
-// from an object's "result". That is detected instead, before every call
-// into the kernel and after every call into page code: the call then fails
-// closed. (The two arrays the glue keeps have no prototype: guardGlue.)
-const RESULT_AT_LOAD = freeze([hasOwn(ObjectPrototype, "result"), hasOwn(ArrayPrototype, "result")]);
-// No call from Go into JavaScript passes more arguments than this (the
-// bridge's own have at most 4, syscall/js's file calls 6; the bridge
-// refuses more: hostbridge.maxCallArgs, held by TestCallArgsBound).
-const GLUE_ARGS = 8;
-
-// Array.prototype is an array: an index defined on it, data or accessor,
-// raises its length, which is an own, non-configurable data property, and
-// cannot come down while a non-configurable index holds it up. So a length
-// of 0 says in O(1) that it has none. The length stays up when the index
-// is deleted, and a script may raise it alone: then its names are listed
-// (hasIndex), and the surface works again once the index is gone.
-// Object.prototype has no length:
-// the indices an argument array is filled at are looked up one by one
-// (listing its names took four times as long, on every call).
-function prototypesTampered() {
-  if (PAGE_WINDOW === undefined) return false;
-  if (ArrayPrototype.length !== 0 && hasIndex(ArrayPrototype)) return true;
-  if (hasOwn(ArrayPrototype, "result") !== RESULT_AT_LOAD[1] || hasOwn(ObjectPrototype, "result") !== RESULT_AT_LOAD[0]) return true;
-  for (let i = 0; i < GLUE_ARGS; i++) if (hasOwn(ObjectPrototype, i)) return true;
-  return false;
-}
-
-// An array lists its own indices first, in ascending order, before its
-// other names (OrdinaryOwnPropertyKeys): its first name tells whether it
-// has any.
-function hasIndex(array) {
-  const names = getOwnPropertyNames(array);
-  if (names.length === 0) return false;
-  const n = +names[0];
-  return "" + n === names[0] && n >= 0 && n < 4294967295 && n % 1 === 0;
-}
-
-if (PAGE_WINDOW !== undefined) {
-  try {
-    pinBuiltins(PAGE_WINDOW);
-  } catch {
-    // A built-in missing here: the rest is pinned.
-  }
-  if (dateToJSONFixed()) TOJSON_PROTOTYPES = freeze([ObjectPrototype, ArrayPrototype, FunctionPrototype]);
 }
 
 // ---------------------------------------------------------------------------
@@ -2013,7 +1921,7 @@ export const webmcpKit = freeze({
 // ---------------------------------------------------------------------------
 // The API bound to one runtime.
 
-function bind(runtime, entries) {
+function bind(runtime, entries, withStats) {
   const lane = makeLane(); // one per Go program: its surfaces take turns
   const deadlines = makeDeadlines();
   function createSurface(options) {
@@ -2024,7 +1932,6 @@ function bind(runtime, entries) {
     // of those that brought one, by token.
     const replies = new MapCtor();
     const sessions = new MapCtor();
-    let lastToken = 0;
     const host = buildHost(snapshot, lane, deadlines, entries);
     host.reply = (token, out, capsId, capsText) => {
       const reply = mapGet(replies, token);
@@ -2059,9 +1966,13 @@ function bind(runtime, entries) {
       const error = ownValue(inst, "error");
       throw new Error(`createSurface: ${typeof error === "string" ? error : "the runtime refused the options"}`);
     }
+    // Tokens are drawn at random, never 0 (no call), never one in use: a
+    // script cannot name a call in flight by counting.
     const nextToken = () => {
-      lastToken = lastToken >= 0x7fffffff ? 1 : lastToken + 1;
-      return lastToken;
+      for (;;) {
+        const t = randomUint32s(1)[0] >>> 1;
+        if (t !== 0 && mapGet(replies, t) === undefined) return t;
+      }
     };
     const app = snapshot.app;
     // The listeners' and the WebMCP bridge's stops, kept with the Map
@@ -2106,10 +2017,6 @@ function bind(runtime, entries) {
         }
         finish({ __proto__: null, out, caps: sharedCaps.id === capsId ? sharedCaps.list : undefined, shared: true });
       };
-      if (prototypesTampered()) {
-        finish(null);
-        return;
-      }
       const n = lane.toEntry(text);
       if (typeof n !== "number") {
         // More UTF-8 bytes than entryIO holds, which is the kernel's
@@ -2282,12 +2189,18 @@ function bind(runtime, entries) {
       const budget = mathMin(maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES, maxRequestBytes);
       const idleMs = channelIdleMs ?? DEFAULT_CHANNEL_IDLE_MS;
       const perOriginMax = mathMin(maxChannelsPerOrigin ?? DEFAULT_CHANNELS_PER_ORIGIN, MAX_CHANNELS);
-      const win = globalThis.window;
-      if (!win || typeof win.addEventListener !== "function" || !win.location) {
+      const win = PAGE_WINDOW !== undefined ? PAGE_WINDOW : globalThis.window; // a stand-in window in tests
+      if (!win || (win !== PAGE_WINDOW && typeof win.addEventListener !== "function") || !win.location) {
         throw new TypeError("listen: needs a window");
       }
       const ownOrigin = win.location.origin;
       const hub = hubFor(win);
+      // One surface listens for an app name (or for none) at a time: a
+      // second one, a later script's, would take connects meant for the
+      // first and starve its callers.
+      mapForEach(hub.entries, (other) => {
+        if (other.app === app && other.owner !== api) throw new Error(`listen: another surface listens ${app === undefined ? "without an app name" : `for app ${jsonStringify(app)}`}`);
+      });
       const channels = new MapCtor(); // port -> channel, open
       const perOrigin = new MapCtor(); // origin -> channels open or being authenticated
       let held = 0;
@@ -2498,14 +2411,21 @@ function bind(runtime, entries) {
 
   // Its own then (unthenable): resolving loadSurface's Promise with it
   // asks no then a later script put on Object.prototype.
-  return freeze(unthenable({
+  const api = {
     SURFACE_PROTOCOL,
     DEFAULT_SURFACE_RECORD_LIMIT,
     MAX_SURFACE_RECORD_LIMIT,
     SurfaceSessionError,
     defineRegistry,
     createSurface,
-  }));
+  };
+  // The runtime's counters (calls entered, Promises waited for) say when an
+  // agent's call is in flight: only a page that asks for them gets them.
+  if (withStats === true) {
+    const stats = runtime.stats;
+    defineProperty(api, "stats", { __proto__: null, value: () => stats(), enumerable: true });
+  }
+  return freeze(unthenable(api));
 }
 
 function isRuntime(rt) {
@@ -2521,9 +2441,9 @@ function isRuntime(rt) {
 export function fromRuntime(runtime, options = {}) {
   if (!isRuntime(runtime)) throw new TypeError(`fromRuntime: not a ${SURFACE_PROTOCOL} runtime`);
   if (options === null || typeof options !== "object") throw new TypeError("fromRuntime options must be an object");
-  const entries = makeEntries(options.go, runtime);
+  const entries = makeEntries(kernelOfGo(options.go), runtime, options.secret);
   if (entries === undefined) throw new TypeError("fromRuntime: options.go must be the Go object that runs this runtime");
-  return bind(runtime, entries);
+  return bind(runtime, entries, own(options, "stats") === true);
 }
 
 const runtimeEntries = new WeakMapCtor(); // runtime started here -> its entries
@@ -2812,8 +2732,12 @@ export function httpAdapter(url, options) {
   if (typeof fetchFn !== "function") throw new TypeError("httpAdapter: no fetch");
   // Absolute now: fetch would resolve a relative address against the
   // document's base at each request, which a later script can move.
-  const target = BASE_AT_LOAD !== undefined && URLCtor !== undefined && urlHrefOf !== undefined ? urlHrefOf(new URLCtor(String(url), BASE_AT_LOAD)) : String(url);
+  const target = BASE_AT_LOAD !== undefined && URLCtor !== undefined && urlHrefOf !== undefined ? urlHrefOf(new URLCtor(StringCtor(url), BASE_AT_LOAD)) : StringCtor(url);
   const fixedHeaders = { __proto__: null, ...headers, "Content-Type": "application/json" };
+  // The page's own fetch, when it gave one, is the page's to trust; the
+  // default goes by XMLHttpRequest (see XHR), where the page has one and
+  // the credentials can be expressed there.
+  const useXHR = fetchFn === FETCH && XHR !== undefined && credentials !== "omit";
 
   // POSTs body (JSON text) and resolves with read(answer), read run on the
   // parsed answer as it arrives. The whole exchange, body included, is
@@ -2830,7 +2754,28 @@ export function httpAdapter(url, options) {
       }
     };
     let ctrl;
-    step(() => {
+    let xhr;
+    if (useXHR) {
+      step(() => {
+        xhr = new XHR();
+        xhrOpen(xhr, "POST", target, true);
+        if (credentials === "include") xhrSetCredentials(xhr, true);
+        const names = objectKeys(fixedHeaders);
+        for (let i = 0; i < names.length; i++) xhrSetHeader(xhr, names[i], fixedHeaders[names[i]]);
+        addListener(xhr, "load", step(() => {
+          const status = xhrStatusOf(xhr);
+          // XMLHttpRequest follows redirects: one is refused here, as fetch's redirect: "error" would.
+          if (status !== 200 || xhrURLOf(xhr) !== target) throw new Error(`pling-shared: ${target} answered ${status}`);
+          const value = jsonParse(xhrTextOf(xhr));
+          if (value === null || typeof value !== "object" || isArray(value)) throw new Error("pling-shared: malformed answer");
+          answer.resolve(read(value));
+        }));
+        const failed = () => fail(new Error(`pling-shared: ${target} did not answer`));
+        addListener(xhr, "error", failed);
+        addListener(xhr, "abort", failed);
+        xhrSend(xhr, body);
+      })();
+    } else step(() => {
       ctrl = AbortControllerCtor !== undefined ? new AbortControllerCtor() : undefined;
       const init = { __proto__: null, method: "POST", headers: fixedHeaders, body, credentials, cache: "no-store", redirect: "error" };
       if (ctrl !== undefined) init.signal = abortSignalOf(ctrl);
@@ -2856,6 +2801,7 @@ export function httpAdapter(url, options) {
     const out = withTimeout(answer.promise, timeoutMs, target);
     const end = () => {
       try {
+        if (xhr !== undefined) xhrAbort(xhr);
         if (ctrl !== undefined) abortController(ctrl);
       } catch {
         // nothing left to end
@@ -2878,7 +2824,7 @@ export function httpAdapter(url, options) {
       });
     },
     claim(_sessionId, requestId) {
-      return post('{"op":"claim","requestId":' + jsonStringify(String(requestId)) + "}", (v) => {
+      return post('{"op":"claim","requestId":' + jsonStringify(StringCtor(requestId)) + "}", (v) => {
         const claim = ownValue(v, "claim");
         if ((claim === "claimed" || claim === "replayed") && onlyMembers(v, CLAIM)) return claim;
         throw new Error("pling-shared: malformed claim");
@@ -2906,68 +2852,48 @@ export function httpGuard(url, options) {
 // Loading.
 
 function resolveURL(given, fallback) {
-  if (given === undefined) return new URL(fallback, import.meta.url).href;
-  const base = globalThis.document ? globalThis.document.baseURI : import.meta.url;
-  return new URL(String(given), base).href;
+  if (given === undefined) return urlHrefOf(new URLCtor(fallback, import.meta.url));
+  return urlHrefOf(new URLCtor(String(given), BASE_AT_LOAD ?? import.meta.url));
 }
 
-// instantiate compiles the module as it arrives. fetched is the request
-// for url already under way, if any.
-async function instantiate(url, imports, fetched) {
-  if (typeof WebAssembly.instantiateStreaming === "function") {
+// instantiate compiles the module as it arrives, with the fetch and
+// WebAssembly functions captured when this module was evaluated.
+async function instantiate(url, imports) {
+  if (WA_INSTANTIATE_STREAMING !== undefined) {
     try {
-      return (await WebAssembly.instantiateStreaming(fetched || fetch(url), imports)).instance;
+      const source = await reflectApply(WA_INSTANTIATE_STREAMING, WebAssemblyNS, [FETCH(url), imports]);
+      return ownValue(source, "instance");
     } catch {
       // Served without application/wasm, or no streaming here: fall back.
     }
   }
-  const response = await fetch(url);
-  if (!response.ok) throw new Error(`loadSurface: fetching ${url} failed with HTTP ${response.status}`);
-  return (await WebAssembly.instantiate(await response.arrayBuffer(), imports)).instance;
+  const response = await FETCH(url);
+  const status = responseStatusOf(response);
+  if (status < 200 || status > 299) throw new Error(`loadSurface: fetching ${url} failed with HTTP ${status}`);
+  const source = await reflectApply(WA_INSTANTIATE, WebAssemblyNS, [await responseArrayBuffer(response), imports]);
+  return ownValue(source, "instance");
 }
 
+// startRuntime starts surface.wasm on the glue of pling-glue.js: its global
+// object is a record of the glue's, so the runtime wasm/main.go publishes
+// reaches ready here and nowhere else (nothing goes on globalThis).
 async function startRuntime(options) {
-  const existing = globalThis[RUNTIME_NAME];
-  if (isRuntime(existing)) return existing;
   const wasmURL = resolveURL(options.wasmURL, "./surface.wasm");
-  const wasmExecURL = resolveURL(options.wasmExecURL, "./wasm_exec.js");
-  let fetched;
-  if (typeof globalThis.Go !== "function") {
-    // The module's download starts now rather than after wasm_exec.js has
-    // arrived: one round trip less before compilation can begin.
-    if (typeof WebAssembly.instantiateStreaming === "function") {
-      fetched = fetch(wasmURL);
-      fetched.catch(() => {}); // a failure is reported where it is awaited
-    }
-    await import(wasmExecURL);
-  }
-  if (typeof globalThis.Go !== "function") throw new Error(`loadSurface: ${wasmExecURL} did not define Go`);
-  const go = new globalThis.Go();
-  sealGo(go);
-  const instance = await instantiate(wasmURL, go.importObject, fetched);
-  let signal;
-  const ready = new Promise((resolve) => {
-    signal = resolve;
+  let runtime;
+  const glue = goGlue({
+    ready: (rt) => {
+      if (runtime === undefined) runtime = rt;
+    },
+    exit: undefined,
   });
-  globalThis[READY_NAME] = signal;
-  try {
-    // Until guardGlue, the glue calls the prototypes' methods; nothing else
-    // runs between this check and the end of go.run's synchronous part.
-    if (glueTampered()) throw new Error("loadSurface: Array.prototype or Map.prototype was changed before the surface runtime started");
-    const run = go.run(instance);
-    guardGlue(go);
-    const exited = run.then(() => {
-      throw new Error("loadSurface: the surface runtime exited");
-    });
-    exited.catch(() => {});
-    const runtime = await Promise.race([ready, exited]);
-    if (!isRuntime(runtime)) throw new Error("loadSurface: the surface runtime did not start");
-    const entries = makeEntries(go, runtime);
-    if (entries !== undefined) weakMapSet(runtimeEntries, runtime, entries);
-    return runtime;
-  } finally {
-    delete globalThis[READY_NAME];
-  }
+  const instance = await instantiate(wasmURL, glue.importObject);
+  const exports = glue.run(instance); // main runs until it waits, publishing its runtime on the way
+  if (glue.exited()) throw new Error("loadSurface: the surface runtime exited");
+  if (!isRuntime(runtime)) throw new Error("loadSurface: the surface runtime did not start");
+  const entries = makeEntries({ __proto__: null, exports, resume: glue.resume, exited: glue.exited }, runtime, undefined);
+  if (entries === undefined) throw new Error("loadSurface: the surface runtime refused its entries");
+  weakMapSet(runtimeEntries, runtime, entries);
+  return runtime;
 }
 
 let startedHere; // the start loadSurface made in this module
@@ -3006,7 +2932,7 @@ export function loadSurface(options = {}) {
         // A runtime some other script started: its Go object is not ours.
         throw new Error("loadSurface: the surface runtime was started without this loader; bind it with fromRuntime(runtime, { go })");
       }
-      out.resolve(bind(runtime, entries));
+      out.resolve(bind(runtime, entries, own(options, "stats") === true));
     } catch (e) {
       out.reject(e);
     }

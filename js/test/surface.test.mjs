@@ -24,6 +24,9 @@ const EXT = "chrome-extension://abcdefghijklmnop";
  * the per-call session getters answered the kernel.
  */
 function spyRuntime(runtime, go) {
+  // The module's secret was set by the harness (goOpts): the spy passes it
+  // on for whoever binds the spy, as a host that runs the module itself does.
+  const [k0, k1] = globalThis.__plingTestSecret;
   // depth: how many export calls are on the stack now.
   const log = { handle: [], describe: [], sessions: [], depth: 0 };
   const within = (f) => {
@@ -43,11 +46,12 @@ function spyRuntime(runtime, go) {
   };
   const spy = {
     _inst: { exports: {
+      pling_init: () => 0,
       pling_entry_key: () => ex.pling_entry_key(),
-      pling_handle: (slot, n, token, flags) => { log.handle.push(entryText(n)); return within(() => ex.pling_handle(slot, n, token, flags)); },
-      pling_describe: (slot, n, token) => { log.describe.push(entryText(n)); return within(() => ex.pling_describe(slot, n, token)); },
-      pling_answer: (ticket, code) => within(() => ex.pling_answer(ticket, code)),
-      pling_close: (slot) => ex.pling_close(slot),
+      pling_handle: (a, b, slot, n, token, flags) => { log.handle.push(entryText(n)); return within(() => ex.pling_handle(k0, k1, slot, n, token, flags)); },
+      pling_describe: (a, b, slot, n, token) => { log.describe.push(entryText(n)); return within(() => ex.pling_describe(k0, k1, slot, n, token)); },
+      pling_answer: (a, b, ticket, code) => within(() => ex.pling_answer(k0, k1, ticket, code)),
+      pling_close: (a, b, slot) => ex.pling_close(k0, k1, slot),
     } },
     _resume: () => go._resume(),
     get exited() { return go.exited; },
@@ -224,26 +228,28 @@ test("an array with a hole or a member beside its elements is refused, not fille
   surface.close();
 });
 
-test("a toJSON put on Date.prototype after load fails every read of the page's data", async ({ api }) => {
+test("a toJSON put on Date.prototype after load is never called: dates are written as they were", async ({ api }) => {
   let runs = 0;
   const { surface } = page(api, { execute: () => (runs++, { shippedAt: new Date(0) }) });
   const before = await surface.handle(invokeReq("dj1", "orders.search", { q: "x" }));
   eq(before.ok && before.result.shippedAt, "1970-01-01T00:00:00.000Z", "a date in a result, before");
   const saved = Object.getOwnPropertyDescriptor(Date.prototype, "toJSON");
-  Object.defineProperty(Date.prototype, "toJSON", { value: () => "forged", configurable: true, writable: true });
+  const savedISO = Object.getOwnPropertyDescriptor(Date.prototype, "toISOString");
+  let called = 0;
+  Object.defineProperty(Date.prototype, "toJSON", { value: () => (called++, "forged"), configurable: true, writable: true });
+  Object.defineProperty(Date.prototype, "toISOString", { value: () => (called++, "forged"), configurable: true, writable: true });
+  Object.defineProperty(Object.prototype, "toJSON", { value: () => (called++, "forged"), configurable: true, writable: true });
+  let res;
   try {
-    // The kernel would read what the patch wrote as the page's own data:
-    // refused instead, before the executor runs.
-    const res = await surface.handle(invokeReq("dj2", "orders.search", { q: "x" }));
-    eq([res.ok, res.error && res.error.code, runs], [false, "INTERNAL_ERROR", 1], "with Date.prototype.toJSON replaced");
+    res = await surface.handle(invokeReq("dj2", "orders.search", { q: "x" }));
   } finally {
     Object.defineProperty(Date.prototype, "toJSON", saved);
+    Object.defineProperty(Date.prototype, "toISOString", savedISO);
+    delete Object.prototype.toJSON;
   }
-  const after = await surface.handle(invokeReq("dj3", "orders.search", { q: "x" }));
-  eq(after.ok && after.result.shippedAt, "1970-01-01T00:00:00.000Z", "a date in a result, after");
+  eq([res.ok, res.ok && res.result.shippedAt, runs, called], [true, "1970-01-01T00:00:00.000Z", 2, 0], "with toJSON and toISOString replaced");
   surface.close();
 });
-
 test("toJSON and toString are never called on a request", async ({ api }) => {
   const { surface, execs } = page(api);
   // The hooks count calls on the request's own objects and otherwise leave
@@ -267,9 +273,10 @@ test("toJSON and toString are never called on a request", async ({ api }) => {
     const req = invokeReq("t1", "orders.search", input);
     for (const o of [req, input, input.tags]) mine.add(o);
     const res = await surface.handle(req);
-    // The page's own data is encoded with JSON.stringify, which would call
-    // a toJSON put on Object.prototype after load: it is refused instead.
-    eq([res.ok, res.id, res.error && res.error.code, execs.length], [false, "t1", "INTERNAL_ERROR", 0], "planted toJSON");
+    // The page's own data is written without asking a built-in prototype
+    // for toJSON: the one planted after load is never called, and the
+    // request runs as it would without it.
+    eq([res.ok, res.id, execs.length], [true, "t1", 1], "planted toJSON");
   } finally {
     delete Object.prototype.toJSON;
     delete Array.prototype.toJSON;
@@ -278,7 +285,7 @@ test("toJSON and toString are never called on a request", async ({ api }) => {
   eq(calls, 0, "toJSON or toString calls");
   const res1 = await surface.handle(invokeReq("t1b", "orders.search", { q: "needle", tags: ["a"] }));
   assert(res1.ok, `request refused once the prototypes are back: ${res1.error && res1.error.message}`);
-  eq(execs[0].argsJson, '{"q":"needle","tags":["a"]}', "argsJson");
+  eq(execs[1].argsJson, '{"q":"needle","tags":["a"]}', "argsJson");
   // An own toJSON is a function member: refused, and not called.
   let own = 0;
   const res = await surface.handle({ ...describeReq("t2"), toJSON() { own++; return describeReq("t2"); } });
@@ -847,8 +854,8 @@ test("an expose predicate's answers are not read through Array.prototype.toJSON"
     Array.prototype.includes = includes;
     delete Array.prototype.toJSON;
   }
-  // The planted toJSON then fails the registry's next read, as it would any.
-  eq(got, "INTERNAL_ERROR", "the describe");
+  // The planted toJSON is never called: the answers are read as they are.
+  assert(Array.isArray(got) && got.length > 0 && !got.includes("update_note@order"), `the describe: ${JSON.stringify(got)}`);
 });
 
 test("a later script's Set.prototype is handed no listener's stop and keeps close() from none", ({ api }) => withWindow(async (win) => {
@@ -874,54 +881,6 @@ test("a later script's Set.prototype is handed no listener's stop and keeps clos
   }
   eq([stolen, stop.channels(), port.closed], [0, 0, true], "stops handed, channels left, port closed");
 }));
-
-test("a later script's Array.prototype.pop or Map.prototype.get hands the Go runtime's glue no other value's id", async ({ api }) => {
-  const first = page(api);
-  const want = await first.surface.handle(invokeReq("g0", "orders.search", { q: "x" }));
-  const wantDescription = await first.surface.describe();
-  // The glue (wasm_exec.js) pops a free id for every new value that crosses
-  // to Go (a surface's host and its functions, as the page creates one) and
-  // looks values up in a Map: answered by these, it would store the value
-  // over one the kernel still holds (ids 5 and 7 are the global object and
-  // the first value Go took).
-  const { pop } = Array.prototype;
-  const { get } = Map.prototype;
-  const fromGlue = () => /wasm_exec/.test(new Error().stack);
-  let asked = 0;
-  Array.prototype.pop = function () {
-    if (this.length === 0 && fromGlue()) {
-      asked++;
-      return 7;
-    }
-    return pop.call(this);
-  };
-  Map.prototype.get = function (k) {
-    const v = get.call(this, k);
-    if (v === undefined && k !== null && (typeof k === "object" || typeof k === "function") && fromGlue()) {
-      asked++;
-      return 5;
-    }
-    return v;
-  };
-  const got = [];
-  let second;
-  try {
-    second = page(api);
-    for (const p of [first, second]) {
-      got.push(await p.surface.handle(invokeReq("g" + got.length, "orders.search", { q: "x" })));
-      got.push(await p.surface.describe());
-    }
-  } finally {
-    Array.prototype.pop = pop;
-    Map.prototype.get = get;
-  }
-  eq(asked, 0, "calls of the glue that reached the patched methods");
-  for (const i of [0, 2]) eq([got[i].ok, got[i].result], [want.ok, want.result], `invoke ${i}`);
-  for (const i of [1, 3]) eq(got[i], wantDescription, `describe ${i}`);
-  eq([first.execs.length, second.execs.length], [2, 1], "executor runs");
-  first.surface.close();
-  second.surface.close();
-});
 
 test("expose as a list and as a predicate", async ({ api }) => {
   const list = page(api, { expose: ["update_note@order"] }).surface;
@@ -1795,48 +1754,6 @@ test("a private channel's session getter is reached through the exports", ({ api
     surface.close();
   }
 }));
-
-test("a later script reaches neither the Go object nor the hosts through wasm_exec.js or the runtime", async ({ api, runtime, go }) => {
-  // The Go object holds the module's memory and exports and every JS value
-  // the kernel holds (each surface's host: its buffers, reply, session).
-  // wasm_exec.js calls go._resume() through Go.prototype whenever the page
-  // calls a function of the runtime; the runtime is a global, and
-  // createSurface hands its host to runtime.create.
-  const proto = Object.getPrototypeOf(go);
-  const { create } = runtime;
-  const resume = proto._resume;
-  const got = { go: 0, hosts: 0 };
-  const patch = (obj, name, value) => {
-    try {
-      obj[name] = value;
-    } catch {
-      // read-only: what the surface wants
-    }
-  };
-  patch(proto, "_resume", function () {
-    if (this === go) got.go++;
-    return resume.call(this);
-  });
-  patch(runtime, "create", function (host, config) {
-    got.hosts++;
-    // A forged session in the kernel's buffer, in place of the page's.
-    host.session = () => new TextEncoder().encodeInto(JSON.stringify(session({ agentId: "agent-evil", sessionId: "evil" })), host.io).written;
-    return create.call(this, host, config);
-  });
-  const events = [];
-  try {
-    runtime.stats();
-    const { surface } = page(api, { session: () => session(), onAudit: (e) => events.push(e) });
-    const r = await surface.handle(invokeReq("g1", "orders.search", { q: "x" }));
-    eq(r.ok, true, "invoke");
-    surface.close();
-  } finally {
-    if (proto._resume !== resume) proto._resume = resume;
-    if (runtime.create !== create) runtime.create = create;
-  }
-  eq(events.map((e) => e.agentId), ["agent-1"], "the session the kernel saw");
-  eq(got, { go: 0, hosts: 0 }, "what the later script reached");
-});
 
 test("without the Go object, or with another module's, fromRuntime refuses", async ({ mod, runtime, go }) => {
   const foreign = {
