@@ -34,33 +34,33 @@ var laterPatches = []struct {
 	session  string // test page session mode for the valid session
 	revoked  string // and for the revoked one
 	ok       surface.Code
-	closed   bool // the surface refuses every call (fails closed), revoked or not
 }{
 	{"Object.prototype.toJSON returns a forged session", `Object.defineProperty(Object.prototype, "toJSON", { configurable: true, writable: true,
 		value: function () { return this && typeof this === "object" && "sessionId" in this && "scope" in this ? window.__forged() : this; } })`,
-		"", "revoked", surface.CodeInternalError, false},
-	{"Object.prototype.revokedAt revokes every session", `Object.prototype.revokedAt = 1`, "", "revoked", "", false},
-	{"a getter on Object.prototype.revokedAt", `Object.defineProperty(Object.prototype, "revokedAt", { configurable: true, get() { return 1; } })`, "", "revoked", "", false},
-	{"a setter on Object.prototype.scope", `Object.defineProperty(Object.prototype, "scope", { configurable: true, get() { return ["orders.search", "update_note@order", "orders.import"]; }, set(v) {} })`, "", "revoked", "", false},
+		"", "revoked", ""},
+	{"Object.prototype.revokedAt revokes every session", `Object.prototype.revokedAt = 1`, "", "revoked", ""},
+	{"a getter on Object.prototype.revokedAt", `Object.defineProperty(Object.prototype, "revokedAt", { configurable: true, get() { return 1; } })`, "", "revoked", ""},
+	{"a setter on Object.prototype.scope", `Object.defineProperty(Object.prototype, "scope", { configurable: true, get() { return ["orders.search", "update_note@order", "orders.import"]; }, set(v) {} })`, "", "revoked", ""},
 	{"JSON.stringify replaced", `{ const f = JSON.stringify; JSON.stringify = function (v, ...r) {
-		return f.call(this, v && typeof v === "object" && "sessionId" in v ? window.__forged() : v, ...r); }; }`, "", "revoked", "", false},
+		return f.call(this, v && typeof v === "object" && "sessionId" in v ? window.__forged() : v, ...r); }; }`, "", "revoked", ""},
 	{"Promise.prototype.then rewrites an async session", `{ const then = Promise.prototype.then;
 		const swap = (v) => (v && typeof v === "object" && "sessionId" in v ? window.__forged()
 			: typeof v === "string" && v.includes("ses_e2e") ? window.__forgedText() : v);
 		Promise.prototype.then = function (ok, fail) { return then.call(this, typeof ok === "function" ? (v) => ok(swap(v)) : ok, fail); }; }`,
-		"async", "asyncRevoked", "", false},
+		"async", "asyncRevoked", ""},
 	{"TextEncoder.prototype.encodeInto rewrites session text", `{ const enc = TextEncoder.prototype.encodeInto;
 		TextEncoder.prototype.encodeInto = function (text, into) {
 			return enc.call(this, typeof text === "string" && text.includes('"sessionId"') ? window.__forgedText() : text, into); }; }`,
-		"", "revoked", "", false},
+		"", "revoked", ""},
 	{"TextDecoder.prototype.decode rewrites what the page reads", `{ const dec = TextDecoder.prototype.decode;
 		TextDecoder.prototype.decode = function (...a) { const s = dec.apply(this, a); return s.includes("SESSION_REVOKED") ? s.replace(/"ok":false.*$/, '"ok":true,"result":{}}') : s; }; }`,
-		"", "revoked", "", false},
-	// The Go runtime's own glue (wasm_exec.js) looks these up as it runs.
+		"", "revoked", ""},
+	// Go's own glue (wasm_exec.js) looks these up as it runs; the runtime's
+	// glue (pling-glue.js) captured them when it was evaluated.
 	{"Date moves the kernel's clock back an hour", `{ const gt = Date.prototype.getTime;
 		try { Date.prototype.getTime = function () { return gt.call(this) - 3600000; }; } catch {}
 		try { const D = Date; window.Date = class extends D { getTime() { return super.getTime() - 3600000; } }; } catch {} }`,
-		"", "revoked", "", false},
+		"", "revoked", ""},
 	{"Reflect.apply writes another session into the kernel's buffer", `{ const ap = Reflect.apply;
 		try { Reflect.apply = function (f, self, args) {
 			const r = ap(f, self, args);
@@ -69,39 +69,38 @@ var laterPatches = []struct {
 				return new TextEncoder().encodeInto(window.__forgedText(), self.io).written;
 			}
 			return r;
-		}; } catch {} }`, "", "revoked", "", false},
+		}; } catch {} }`, "", "revoked", ""},
 	{"Uint8Array.prototype.subarray hands the kernel other bytes", `{ const sub = Uint8Array.prototype.subarray;
 		try { Uint8Array.prototype.subarray = function (a, b) {
 			const v = sub.call(this, a, b);
 			const text = new TextDecoder().decode(v);
 			if (text.startsWith('{"agentId"')) { const f = new TextEncoder().encode(window.__forgedText()); const out = new Uint8Array(v.length); out.set(f.slice(0, v.length)); return out; }
 			return v;
-		}; } catch {} }`, "", "revoked", "", false},
-	// The glue's pool of free value ids and its map of values to ids: a
-	// later script's methods would hand a value the page's next surface
-	// brings (its host, its session getter) an id the kernel still uses.
+		}; } catch {} }`, "", "revoked", ""},
+	// The glue's pool of free value ids and its map of values to ids, which
+	// in wasm_exec.js a later script's methods would answer for.
 	{"Array.prototype.pop and Map.prototype.get hand the glue ids in use", `{ const pop = Array.prototype.pop, get = Map.prototype.get;
 		const fromGlue = () => /wasm_exec/.test(new Error().stack);
 		try { Array.prototype.pop = function () { return this.length === 0 && fromGlue() ? 7 : pop.call(this); }; } catch {}
 		try { Map.prototype.get = function (k) { const v = get.call(this, k);
 			return v === undefined && k !== null && (typeof k === "object" || typeof k === "function") && fromGlue() ? 5 : v; }; } catch {} }`,
-		"", "revoked", "", false},
+		"", "revoked", ""},
 	{"an index setter on Array.prototype", `{ try { Object.defineProperty(Array.prototype, "2", { configurable: true, set(v) {
 			Object.defineProperty(this, "2", { value: v, writable: true, enumerable: true, configurable: true }); } }); } catch {} }`,
-		"", "revoked", surface.CodeInternalError, true},
-	// The same, with a name taken away first, so that the prototype keeps
-	// the count of own names it had at load.
+		"", "revoked", ""},
+	// The same, with a name taken away first (a count of names was once
+	// how it was detected).
 	{"an index setter on Array.prototype in place of a deleted method", `{ try { delete Array.prototype.flatMap; Object.defineProperty(Array.prototype, "2", { configurable: true, set(v) {
 			Object.defineProperty(this, "2", { value: v, writable: true, enumerable: true, configurable: true }); } }); } catch {} }`,
-		"", "revoked", surface.CodeInternalError, true},
+		"", "revoked", ""},
 	{"an index getter on Object.prototype in place of a deleted method", `{ try { delete Object.prototype.__lookupSetter__; Object.defineProperty(Object.prototype, "1", { configurable: true,
 			get() { return "orders.import"; }, set(v) { Object.defineProperty(this, "1", { value: v, writable: true, enumerable: true, configurable: true }); } }); } catch {} }`,
-		"", "revoked", surface.CodeInternalError, true},
-	// The last index a call's arguments fill (hostbridge.maxCallArgs - 1);
-	// indices past it: TestLaterScriptIndexSettersSeeNothing.
+		"", "revoked", ""},
+	// The last index a call's arguments filled in wasm_exec.js
+	// (hostbridge.maxCallArgs - 1); the glue's have no prototype.
 	{"an index setter on Object.prototype at the last argument index", `{ try { Object.defineProperty(Object.prototype, "7", { configurable: true,
 			set(v) { Object.defineProperty(this, "7", { value: v, writable: true, enumerable: true, configurable: true }); } }); } catch {} }`,
-		"", "revoked", surface.CodeInternalError, true},
+		"", "revoked", ""},
 }
 
 // TestLaterScriptSession applies each patch after the surface loaded, then
@@ -118,9 +117,6 @@ func TestLaterScriptSession(t *testing.T) {
 			calls := pageCalls(t, p)
 			env := invokeEnv(t, "update_note@order", map[string]any{"record": "T-1", "note": "after a later script"})
 			revoked := surface.CodeSessionRevoked
-			if c.closed {
-				revoked = surface.CodeInternalError
-			}
 			wantCode(t, send(t, p, env), env["id"].(string), revoked)
 			d := describeEnv(t, nil)
 			wantCode(t, send(t, p, d), d["id"].(string), revoked)
@@ -139,13 +135,6 @@ func TestLaterScriptSession(t *testing.T) {
 				wantCode(t, r, env["id"].(string), c.ok)
 			}
 			audit := evalPage[[]map[string]any](t, p, `window.__e2e.audit()`)
-			if c.closed {
-				// Refused before the kernel: nothing to audit, nothing ran.
-				if len(audit) != 0 || pageCalls(t, p) != calls {
-					t.Errorf("a closed surface audited %d events, ran %d calls", len(audit), pageCalls(t, p)-calls)
-				}
-				return
-			}
 			if len(audit) == 0 {
 				t.Fatal("no audit events")
 			}
@@ -205,16 +194,15 @@ func TestLaterScriptIndexSettersSeeNothing(t *testing.T) {
 // script puts on Object.prototype run for arrays filled by assignment, so
 // the runtime must never put what crosses the private channel into such an
 // array: a request and the records its describe answers are the caller's
-// alone. The first case uses an index the surface fails calls closed for
-// (the calls must fail and nothing leak); the second indices past it, with
-// a request nested as deep.
+// alone. The first case is index 0, where Go's glue filled call arguments;
+// the second indices past it, with a request nested as deep.
 func TestLaterScriptIndexSettersReadNoPrivateRequest(t *testing.T) {
 	for _, c := range []struct {
 		name     string
 		from, to int
 		wantFail bool
 	}{
-		{"index 0, which fails calls closed", 0, 1, true},
+		{"index 0", 0, 1, false},
 		{"indices 8 to 63", 8, 64, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -884,13 +872,11 @@ func TestLaterScriptDates(t *testing.T) {
 
 // TestLaterScriptIndexAccessorInFlight: a later script puts an accessor for
 // index 1 on Array.prototype (or Object.prototype) while a call waits for
-// its executor. From then on the Go runtime's glue cannot hand a call into
-// JavaScript more than one argument (it fills a new array by index), the
-// kernel's reply included.
-// The call that waited still gets one structured answer, and fails closed;
-// a call made while the accessor stays is refused; once the script takes
-// the accessor away, the surface answers again. The executor runs once per
-// call that reached it.
+// its executor. Go's glue filled a new array by index for every call into
+// JavaScript, and could then pass no more than one argument; the runtime's
+// glue makes them without prototype, so the call that waited, one made
+// while the accessor stays and one after it is gone are each answered as
+// without it, and the executor runs once for each.
 func TestLaterScriptIndexAccessorInFlight(t *testing.T) {
 	for _, c := range []struct{ name, js string }{
 		{"a getter alone", `Object.defineProperty(Array.prototype, "1", { configurable: true, get() { return "orders.import"; } })`},
@@ -903,18 +889,20 @@ func TestLaterScriptIndexAccessorInFlight(t *testing.T) {
 			setup(t, p, map[string]any{"execute": "held"})
 			calls := pageCalls(t, p)
 			env := invokeEnv(t, "update_note@order", map[string]any{"record": "T-1", "note": "in flight"})
-			wantCode(t, heldInvoke(t, p, env, c.js), env["id"].(string), surface.CodeInternalError)
-
-			during := invokeEnv(t, "orders.search", map[string]any{"query": "T"})
-			wantCode(t, send(t, p, during), during["id"].(string), surface.CodeInternalError)
-
+			if r := heldInvoke(t, p, env, c.js); r.result(t)["error"] != nil {
+				t.Errorf("the call in flight: %s", r)
+			}
+			during := invokeEnv(t, "update_note@order", map[string]any{"record": "T-1", "note": "during"})
+			if r := heldInvoke(t, p, during, ""); r.result(t)["error"] != nil {
+				t.Errorf("a call while the accessor stays: %s", r)
+			}
 			after := invokeEnv(t, "update_note@order", map[string]any{"record": "T-1", "note": "after"})
 			evalPage[bool](t, p, `delete Array.prototype[1] && delete Object.prototype[1]`)
 			if r := heldInvoke(t, p, after, ""); r.result(t)["error"] != nil {
 				t.Errorf("after the accessor was deleted: %s", r)
 			}
-			if got := pageCalls(t, p) - calls; got != 2 {
-				t.Errorf("two calls reached the executor, which ran %d times", got)
+			if got := pageCalls(t, p) - calls; got != 3 {
+				t.Errorf("three calls reached the executor, which ran %d times", got)
 			}
 		})
 	}
