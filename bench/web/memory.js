@@ -2,19 +2,22 @@
 // of its own so that nothing else has run in that instance.
 //
 // The memory is read from the instance's exported "mem", caught by wrapping
-// Go.prototype.run of wasm_exec.js before the runtime starts (the loader
-// reuses a Go class that is already defined).
+// WebAssembly's instantiate functions before the runtime's module is
+// evaluated (it captures them then): this page's script runs first.
 import { makePage, makeSession, NOTE_TEMPLATE, PROTOCOL } from "./fixture.js";
 
-await import("/pling/wasm_exec.js");
 let memory = null;
-const run = globalThis.Go.prototype.run;
-globalThis.Go.prototype.run = function (instance) {
-  memory = instance.exports.mem;
-  return run.call(this, instance);
-};
+for (const name of ["instantiateStreaming", "instantiate"]) {
+  const f = WebAssembly[name];
+  WebAssembly[name] = async function (...args) {
+    const source = await f.apply(this, args);
+    if (source && source.instance) memory = source.instance.exports.mem;
+    return source;
+  };
+}
 const { loadSurface } = await import("/pling/pling-surface.js");
-const { createSurface, defineRegistry } = await loadSurface();
+const api = await loadSurface({ stats: true });
+const { createSurface, defineRegistry } = api;
 if (!(memory instanceof WebAssembly.Memory)) throw new Error("the Go instance exported no memory");
 
 const page = makePage(48);
@@ -61,13 +64,12 @@ async function runTo(total) {
     if (!r.ok) throw new Error(`request ${done} failed: ${JSON.stringify(r.error)}`);
     done += 1;
   }
-  const rt = globalThis.__plingSurfaceRuntime;
   return {
     requests: done,
     bytes: memory.buffer.byteLength,
     audited,
     limited,
-    stats: rt && typeof rt.stats === "function" ? { ...rt.stats() } : null,
+    stats: { ...api.stats() },
   };
 }
 

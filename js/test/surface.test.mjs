@@ -1784,3 +1784,37 @@ test("without the Go object, or with another module's, fromRuntime refuses", asy
   throwsType(() => mod.fromRuntime(runtime, null), "null options");
 });
 
+
+test("a second surface cannot listen for an app name another one listens for", ({ api }) => withWindow(async (win) => {
+  // A later script's surface under the page's app name would take the
+  // connects meant for the page's and starve its callers.
+  const first = page(api).surface;
+  const stop = first.listen({ allowedOrigins: [EXT] });
+  const second = page(api).surface;
+  let refused = "";
+  try {
+    second.listen({ allowedOrigins: [EXT] });
+  } catch (e) {
+    refused = e.message;
+  }
+  assert(/another surface listens for app "orders"/.test(refused), `the second listen: ${refused || "accepted"}`);
+  const port = fakePort();
+  message(win, { channel: "pling.surface", kind: "connect", app: "orders" }, { origin: EXT, source: {}, ports: [port] });
+  await settle(() => port.sent.length === 1, "connected");
+  eq(port.sent[0].kind, "connected", "the first surface still takes its connects");
+  // The same surface may listen again, and another once the first stopped.
+  first.listen({ allowedOrigins: [EXT] })();
+  stop();
+  second.listen({ allowedOrigins: [EXT] })();
+  first.close();
+  second.close();
+}));
+
+test("the runtime's counters reach only a page that asked for them", async ({ mod, runtime, go }) => {
+  eq(typeof api0(mod, runtime, go, false).stats, "undefined", "without stats: true");
+  eq(typeof api0(mod, runtime, go, true).stats().pendingAwaits, "number", "with stats: true");
+});
+
+function api0(mod, runtime, go, stats) {
+  return mod.fromRuntime(runtime, { go, secret: globalThis.__plingTestSecret, stats });
+}

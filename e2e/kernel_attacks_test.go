@@ -1,0 +1,106 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+)
+
+// kernelAttackJS is a later script that goes for the kernel itself, the
+// five ways that reached it through Go's wasm_exec.js: it redefines the
+// getters of WebAssembly.Instance.prototype.exports and of the memory's
+// buffer (the glue read both on every call), and puts a setter for
+// "result" on Object.prototype (syscall/js assigned each callback's answer
+// there, runtime.create's host included). With the exports it would answer
+// a pending wait with its own text (a forged executor answer or session),
+// or enter a call under the token of one in flight; window.__attack.try()
+// makes those calls, in the old signatures and the new, and counts each
+// one an export took.
+const kernelAttackJS = `(() => {
+	const A = window.__attack = { exportsHits: 0, memHits: 0, hosts: 0, taken: 0, exports: null };
+	const inst = Object.getOwnPropertyDescriptor(WebAssembly.Instance.prototype, "exports");
+	Object.defineProperty(WebAssembly.Instance.prototype, "exports", { configurable: true,
+		get() { A.exportsHits++; A.exports = inst.get.call(this); return A.exports; } });
+	const mem = Object.getOwnPropertyDescriptor(WebAssembly.Memory.prototype, "buffer");
+	try {
+		Object.defineProperty(WebAssembly.Memory.prototype, "buffer", { configurable: true,
+			get() { A.memHits++; return mem.get.call(this); } });
+	} catch {} // read-only where a runtime pinned it
+	Object.defineProperty(Object.prototype, "result", { configurable: true,
+		set(v) {
+			if (v && typeof v === "object" && ("io" in v || "entryIO" in v || "sessionFor" in v)) A.hosts++;
+			Object.defineProperty(this, "result", { value: v, writable: true, enumerable: true, configurable: true });
+		} });
+	A.try = () => {
+		const ex = A.exports;
+		if (!ex) return 0;
+		for (let t = 1; t <= 64; t++) {
+			for (const call of [() => ex.pling_answer(t, 2), () => ex.pling_answer(0, 0, t, 2),
+				() => ex.pling_handle(t, 2, t, 2), () => ex.pling_handle(0, 0, t, 2, t, 2)]) {
+				try { if (call() === 0) A.taken++; } catch {}
+			}
+		}
+		return A.taken;
+	};
+	return true;
+})()`
+
+// TestLaterScriptCannotReachTheKernel: the attacks of kernelAttackJS,
+// planted after the surface loaded and before the page made its surface
+// (the demo makes its own lazily), then an agent's calls on the window
+// (async session getter) and on a private channel (single-use
+// credential), each with an executor held while the script tries the
+// exports. The script is handed no export, no memory and no host; every
+// answer is the page's own, once; the audit names the real agent.
+func TestLaterScriptCannotReachTheKernel(t *testing.T) {
+	p := openTestPage(t)
+	evalPage[bool](t, p, kernelAttackJS)
+	secret := randomHex(t, 16)
+	setup(t, p, map[string]any{"session": "async", "execute": "held", "credential": "cred-" + secret})
+	calls := pageCalls(t, p)
+
+	env := invokeEnv(t, "update_note@order", map[string]any{"record": "T-1", "note": "window " + secret})
+	r := heldInvoke(t, p, env, `window.__attack.try()`)
+	if res := r.result(t); res["error"] != nil || !strings.Contains(string(r.Envelope.Result), "Note on T-1 updated") {
+		t.Errorf("window call: %s", r)
+	}
+
+	a := evalAgent[connectAnswer](t, p, `agent.connect(`+js("cred-"+secret)+`, {app: "orders"})`)
+	if a.Answer.Kind != "connected" {
+		t.Fatalf("connect: %+v", a.Answer)
+	}
+	priv := invokeEnv(t, "update_note@order", map[string]any{"record": "T-2", "note": "private " + secret})
+	evalAgent[bool](t, p, `(globalThis.__private = agent.portRequest(`+js(a.Handle)+`, `+js(priv)+`), true)`)
+	evalPage[bool](t, p, `(async () => {
+		for (let i = 0; i < 400 && !window.__e2e.held(); i++) await new Promise((r) => setTimeout(r, 5));
+		window.__attack.try();
+		if (window.__e2e.held()) window.__e2e.release();
+		return true;
+	})()`)
+	pr := evalAgent[reply](t, p, `globalThis.__private`)
+	if res := pr.result(t); res["error"] != nil || !strings.Contains(string(pr.Envelope.Result), "Note on T-2 updated") {
+		t.Errorf("private call: %s", pr)
+	}
+
+	type caught struct {
+		ExportsHits int  `json:"exportsHits"`
+		MemHits     int  `json:"memHits"`
+		Hosts       int  `json:"hosts"`
+		Taken       int  `json:"taken"`
+		Exports     bool `json:"hasExports"`
+	}
+	got := evalPage[caught](t, p, `({ ...window.__attack, hasExports: !!window.__attack.exports, exports: undefined })`)
+	if got != (caught{}) {
+		t.Errorf("the later script reached %+v, want nothing", got)
+	}
+	if n := pageCalls(t, p) - calls; n != 2 {
+		t.Errorf("the executor ran %d times for two calls", n)
+	}
+	for _, ev := range evalPage[[]map[string]any](t, p, `window.__e2e.audit()`) {
+		if ev["agentId"] != nil && ev["agentId"] != "agent.e2e" {
+			t.Errorf("audit event names another agent: %v", ev)
+		}
+	}
+	if n := evalPage[int](t, p, `Object.getOwnPropertyNames(globalThis).filter((k) => { try { const v = globalThis[k]; return v && typeof v.stats === "function" && typeof v.create === "function"; } catch { return false; } }).length`); n != 0 {
+		t.Errorf("%d globals hold the runtime", n)
+	}
+}
