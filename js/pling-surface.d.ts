@@ -456,13 +456,18 @@ export interface SurfaceAPI {
   defineRegistry(spec: RegistrySpec): Registry;
   /** Throws TypeError on invalid options (registry and execute are required). */
   createSurface(options: SurfaceOptions): AgentSurface;
+  /** The runtime's counters; only with loadSurface({ stats: true }). */
+  stats?(): { liveFuncs: number; pendingAwaits: number; surfaces: number; fastEntries: number };
 }
 
 export interface LoadOptions {
   /** Default: surface.wasm beside this module. */
   wasmURL?: string | URL;
-  /** Default: wasm_exec.js beside this module. */
-  wasmExecURL?: string | URL;
+  /**
+   * Adds stats() to the API: the runtime's counters, which tell when an
+   * agent's call is in flight. Default: false.
+   */
+  stats?: boolean;
 }
 
 /** Loads and starts the runtime once per page. */
@@ -484,6 +489,13 @@ export interface FromRuntimeOptions {
    * TypeError without it, or with a Go object running another module.
    */
   go: object;
+  /**
+   * The two words the host gave the module's pling_init, if it gave them;
+   * without, fromRuntime draws and gives them.
+   */
+  secret?: [number, number];
+  /** As LoadOptions.stats. */
+  stats?: boolean;
 }
 
 export declare function fromRuntime(runtime: SurfaceRuntime, options: FromRuntimeOptions): SurfaceAPI;
