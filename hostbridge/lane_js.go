@@ -107,21 +107,10 @@ func (l lane) call(op string, fn js.Value, args []any, put [][]byte, text bool) 
 	return l.callInto(op, fn, args, put, text, nil)
 }
 
-// maxCallArgs bounds the arguments of every call from Go into JavaScript.
-// wasm_exec.js puts them into a new array by index, where an index setter
-// a later script put on Object.prototype would see them; the page's module
-// checks the first maxCallArgs indices after every call into page code
-// (GLUE_ARGS in js/pling-surface.js). TestCallArgsBound holds every call
-// site to it; callInto, whose count varies, checks at run time.
-const maxCallArgs = 8
-
 // callInto is call, except that with dst set a text answer in io is
 // copied into *dst (a.inIO set, a.text empty): a caller that looks the
 // text up in a cache makes no string of it unless it must.
 func (l lane) callInto(op string, fn js.Value, args []any, put [][]byte, text bool, dst *[]byte) (a answer, err error) {
-	if len(args) > maxCallArgs {
-		return a, newError(op, KindPanic, "more arguments than a call into JavaScript may have")
-	}
 	var out *[]byte
 	switch {
 	case dst != nil:

@@ -143,12 +143,10 @@ func (a answerer) send(text []byte) {
 
 // unanswered tells the host that a reply call failed, so that it fails the
 // call itself if it was not answered. Usually the reply ran and threw
-// after answering, and this finds nothing to do; but a call into
-// JavaScript fails before it starts when wasm_exec.js cannot fill the
-// array it passes the arguments in (a later script's getter for an index
-// on Array.prototype, say), and then nothing else would ever answer the
-// caller. So this call has no arguments: the token goes as a property of
-// the host, which has no prototype.
+// after answering, and this finds nothing to do; but a call that fails
+// before the reply runs would leave the caller with no answer at all. So
+// this call has no arguments, the fewest that can fail: the token goes as
+// a property of the host, which has no prototype.
 func (a answerer) unanswered() {
 	s := a.s
 	if s.unansweredFn.Type() != js.TypeFunction {
