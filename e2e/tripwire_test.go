@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/chromedp/chromedp"
 )
 
 // The sources whose property names are planted on Object.prototype and
@@ -195,14 +197,17 @@ const plantJS = `(names) => {
 func TestTripwires(t *testing.T) {
 	names := sourceNames(t)
 	p := openTab(t, siteURL+"/e2e/tripwire.html")
-	waitPage(t, p, `window.__trip && window.__trip.ready`)
-	planted := evalPage[int](t, p, "("+plantJS+")("+js(names)+")")
-	t.Logf("%d wires planted, %d names taken from the sources", planted, len(names))
-	if planted < 1000 {
-		t.Fatalf("only %d wires planted", planted)
+	plant := func() {
+		waitPage(t, p, `window.__trip && window.__trip.ready`)
+		planted := evalPage[int](t, p, "("+plantJS+")("+js(names)+")")
+		t.Logf("%d wires planted, %d names taken from the sources", planted, len(names))
+		if planted < 1000 {
+			t.Fatalf("only %d wires planted", planted)
+		}
+		p.startAgent(t)
+		evalPage[bool](t, p, `__wires.arm()`)
 	}
-	p.startAgent(t)
-	evalPage[bool](t, p, `__wires.arm()`)
+	plant()
 
 	check := func(what string, r reply) {
 		t.Helper()
@@ -210,7 +215,7 @@ func TestTripwires(t *testing.T) {
 			t.Errorf("%s: %s", what, r)
 		}
 	}
-	run := func(app string) {
+	run := func(app string) (privateID string) {
 		check(app+" describe", evalAgent[reply](t, p, `agent.request(`+js(describeEnv(t, nil))+`, {wrapper: {app: `+js(app)+`}})`))
 		inv := evalAgent[reply](t, p, `agent.request(`+js(invokeEnv(t, "update_note@order", map[string]any{"record": "T-2", "note": "wired"}))+`, {wrapper: {app: `+js(app)+`}})`)
 		check(app+" invoke", inv)
@@ -228,14 +233,14 @@ func TestTripwires(t *testing.T) {
 		if again.code() != "REPLAY_DETECTED" {
 			t.Errorf("%s: the same request again: %s, want REPLAY_DETECTED", app, again)
 		}
+		return pr.Envelope.ID
 	}
-	run("orders")
-	evalPage[bool](t, p, `__trip.second()`)
-	run("other")
-	run("orders")
-
-	hits := evalPage[[]string](t, p, `__wires.hits()`)
-	if len(hits) > 0 {
+	fired := func() {
+		t.Helper()
+		hits := evalPage[[]string](t, p, `__wires.hits()`)
+		if len(hits) == 0 {
+			return
+		}
 		count := map[string]int{}
 		for _, h := range hits {
 			count[h]++
@@ -250,6 +255,27 @@ func TestTripwires(t *testing.T) {
 			t.Logf("%s first fired at:\n%s", n, st)
 		}
 	}
+	before := run("orders")
+	evalPage[bool](t, p, `__trip.second()`)
+	run("other")
+	run("orders")
+	fired()
+
+	// A reload: the claims kept in IndexedDB outlive the page, and the
+	// wires are planted again in the new one.
+	if err := chromedp.Do(p.ctx, chromedp.Reload()); err != nil {
+		t.Fatalf("reload: %v", err)
+	}
+	plant()
+	run("orders")
+	a := evalAgent[connectAnswer](t, p, `agent.connect("cred-trip", {app: "orders"})`)
+	if a.Answer.Kind != "connected" {
+		t.Fatalf("connect after the reload: %+v", a.Answer)
+	}
+	if again := evalAgent[reply](t, p, `agent.portRequest(`+js(a.Handle)+`, `+js(envWithID(before, "secret.read"))+`)`); again.code() != "REPLAY_DETECTED" {
+		t.Errorf("a request from before the reload, again: %s, want REPLAY_DETECTED", again)
+	}
+	fired()
 }
 
 // envWithID is an invoke of capability with empty input under id.

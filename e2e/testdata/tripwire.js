@@ -60,7 +60,7 @@ function open(app, options) {
 }
 
 // The first surface, made before the wires: its shared state is IndexedDB.
-open("orders", {});
+open("orders", { shared: "indexeddb" });
 window.__trip = {
   ready: true,
   calls: () => calls,
