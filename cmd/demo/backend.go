@@ -101,7 +101,9 @@ func (b *backend) session(r *http.Request) (string, bool) {
 // handler serves the site; with b, /config.json (the site's own says {})
 // names the state endpoint, which it serves.
 func handler(dir string, b *backend) http.Handler {
-	site := devserver.Handler(dir)
+	// The page is served as js/README.md tells a page with a surface to
+	// be: scripts from the site only, and no string run as one.
+	site := devserver.NewHandler(dir, devserver.Options{ScriptPolicy: true})
 	if b == nil {
 		return site
 	}
