@@ -86,20 +86,7 @@ func get(t *testing.T, url string) (*http.Response, string) {
 // one included) and counts one budget for every holder of it.
 func TestRedisMode(t *testing.T) {
 	rs := redistest.Start(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	out := &syncBuffer{}
-	errb := &syncBuffer{} // the audit log is written from the server's goroutines
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-dir", siteDir(t), "-redis", rs.Addr}, out, errb)
-	}()
-	base := strings.TrimSuffix(waitURL(t, out, done), "/")
-	defer func() {
-		cancel()
-		if code := <-done; code != 0 {
-			t.Errorf("exit %d, stderr %q", code, errb.String())
-		}
-	}()
+	base, _ := startDemo(t, "-redis", rs.Addr)
 
 	resp, body := get(t, base+"/config.json")
 	if resp.StatusCode != 200 || body != `{"sharedState":"/pling/state"}` {
@@ -180,19 +167,7 @@ func TestPlainModeConfig(t *testing.T) {
 // pre-claim, a caller without the cookie) each leave one line of the
 // demo's audit log on stderr, with the outcome and no request id in clear.
 func TestRedisModeAuditsTheStateEndpoint(t *testing.T) {
-	rs := redistest.Start(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	out := &syncBuffer{}
-	errb := &syncBuffer{}
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-dir", siteDir(t), "-redis", rs.Addr}, out, errb)
-	}()
-	base := strings.TrimSuffix(waitURL(t, out, done), "/")
-	defer func() {
-		cancel()
-		<-done
-	}()
+	base, errb := startDemo(t, "-redis", redistest.Start(t).Addr)
 	resp, _ := get(t, base+"/config.json")
 	cookies := resp.Cookies()
 	const flood = demoMaxRequests + 7
@@ -227,4 +202,26 @@ func TestRedisModeAuditsTheStateEndpoint(t *testing.T) {
 	if fmt.Sprint(outcomes) != fmt.Sprint(want) {
 		t.Errorf("audit outcomes %v, want %v; stderr:\n%s", outcomes, want, errb.String())
 	}
+}
+
+// startDemo runs the demo on a free loopback port with a site of its own
+// and the extra flags, until the test ends (when it must exit 0). It
+// answers the demo's URL without the final slash, and its stderr, which
+// the server's goroutines write.
+func startDemo(t *testing.T, extra ...string) (base string, stderr *syncBuffer) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	out, stderr := &syncBuffer{}, &syncBuffer{}
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, append([]string{"-addr", "127.0.0.1:0", "-dir", siteDir(t)}, extra...), out, stderr)
+	}()
+	base = strings.TrimSuffix(waitURL(t, out, done), "/")
+	t.Cleanup(func() {
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("exit %d, stderr %q", code, stderr.String())
+		}
+	})
+	return base, stderr
 }

@@ -185,24 +185,11 @@ func TestDemoSendsTheScriptPolicy(t *testing.T) {
 	}
 	for mode, extra := range modes {
 		t.Run(mode, func(t *testing.T) {
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			out := &syncBuffer{}
-			done := make(chan int, 1)
-			go func() {
-				done <- run(ctx, append([]string{"-addr", "127.0.0.1:0", "-dir", siteDir(t)}, extra...), out, io.Discard)
-			}()
-			url := waitURL(t, out, done)
-			resp, err := http.Get(url)
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
+			base, _ := startDemo(t, extra...)
+			resp, _ := get(t, base+"/")
 			if got := resp.Header.Get("Content-Security-Policy"); got != want {
-				t.Errorf("GET %s: Content-Security-Policy %q, want %q", url, got, want)
+				t.Errorf("GET %s/: Content-Security-Policy %q, want %q", base, got, want)
 			}
-			cancel()
-			<-done
 		})
 	}
 }
