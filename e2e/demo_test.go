@@ -10,6 +10,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"pling.dev/agent/internal/devserver"
 	"pling.dev/agent/surface"
 )
 
@@ -338,4 +339,47 @@ func TestDemoConsolePending(t *testing.T) {
 		t.Fatalf("response pane %q: %v", got.Response, err)
 	}
 	checkAuditRow(t, p, reply.Envelope.ID, "pending-approval", "approval pending")
+}
+
+// TestDemoUnderTheScriptPolicy: the demo is served with the
+// Content-Security-Policy js/README.md recommends, the browser enforces it
+// (a string assigned to innerHTML is refused), and the demo works under it
+// with no violation: it loads and compiles the kernel, draws the table with
+// its locked orders, describes and runs an invoke that changes the page.
+func TestDemoUnderTheScriptPolicy(t *testing.T) {
+	p := openTabFirst(t, siteURL+"/", `window.__violations = [];
+		document.addEventListener("securitypolicyviolation", (e) => window.__violations.push(e.violatedDirective + " " + e.blockedURI));`)
+	waitPage(t, p, `typeof window.__demo === "object"`)
+	evalPage[bool](t, p, `window.__demo.ready.then(() => true)`)
+	p.startAgent(t)
+	if got := evalPage[string](t, p, `fetch(location.href, { cache: "no-store" }).then((r) => r.headers.get("content-security-policy"))`); got != devserver.ScriptPolicy {
+		t.Fatalf("the demo's Content-Security-Policy %q, want %q", got, devserver.ScriptPolicy)
+	}
+	if st := evalPage[string](t, p, `document.querySelector('[data-testid="runtime-status"]').dataset.state`); st != "listening" {
+		t.Errorf("runtime status %q, want listening", st)
+	}
+	if n := evalPage[int](t, p, `document.querySelectorAll('[data-testid="order-locked"] svg path').length`); n == 0 {
+		t.Error("no locked order shows its padlock")
+	}
+	if d := send(t, p, describeEnv(t, nil)).description(t); len(d.Capabilities) == 0 {
+		t.Error("describe: no capabilities")
+	}
+	const note = "Written under the script policy"
+	if res := invoke(t, p, "update_note@order", map[string]any{"record": "SO-1002", "note": note}).result(t); res["error"] != nil {
+		t.Fatalf("invoke: business error %v", res)
+	}
+	waitPage(t, p, fmt.Sprintf(`document.querySelector('[data-testid="order-note-text-SO-1002"]').textContent === %s`, js(note)))
+	if v := evalPage[[]string](t, p, `window.__violations`); len(v) != 0 {
+		t.Errorf("violations of the policy while the demo ran: %v", v)
+	}
+	// The policy is live: a string is no longer script-capable markup.
+	if got := evalPage[string](t, p, `(() => { try { document.createElement("div").innerHTML = "<b>x</b>"; return "accepted"; } catch (e) { return e.name; } })()`); got != "TypeError" {
+		t.Errorf("innerHTML with a string: %s, want TypeError (trusted types enforced)", got)
+	}
+	// Chromium logs the refusal the probe asked for; it is no problem of the page.
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.problems = slices.DeleteFunc(p.problems, func(msg string) bool {
+		return strings.HasPrefix(msg, "log (security): This document requires 'TrustedHTML' assignment")
+	})
 }

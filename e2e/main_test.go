@@ -73,7 +73,10 @@ func run(m *testing.M) (int, error) {
 	}
 
 	mux := http.NewServeMux()
-	mux.Handle("/", devserver.Handler(site))
+	// The demo is served as make demo serves it, under the script policy
+	// js/README.md recommends; the test pages at /e2e/, which add scripts
+	// as a later script would, are not.
+	mux.Handle("/", devserver.NewHandler(site, devserver.Options{ScriptPolicy: true}))
 	mux.Handle("/e2e/", http.StripPrefix("/e2e", devserver.Handler("testdata")))
 	mux.Handle("/trip-state", tripState())
 	main := httptest.NewServer(mux)

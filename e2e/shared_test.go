@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -202,6 +203,142 @@ func TestSharedIndexedDBFailsClosed(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// A later script of the origin reads the whole shared database: it finds
+// app names, hashes and times, never a session id or a request id. The
+// claim of (ses_shared, r-1) is stored under the hash testdata/claimkeys
+// names, as redisstate names it in Redis.
+func TestSharedIndexedDBShowsNoIDs(t *testing.T) {
+	app := uniqueApp("hashed")
+	p := sharedPage(t, nil, siteURL, "max=100&app="+app)
+	ids := []string{"r-1", "private-call-7f3a9c"}
+	if got := tally(evalPage[[]string](t, p, `window.__shared.burst(`+js(ids)+`)`)); got["ok"] != 2 {
+		t.Fatalf("answers: %v", got)
+	}
+	dump := evalPage[map[string][]struct {
+		Key []string `json:"key"`
+	}](t, p, `window.__shared.dump()`)
+	text := fmt.Sprint(evalPage[any](t, p, `window.__shared.dump()`))
+	for _, secret := range append(ids, "ses_shared") {
+		if strings.Contains(text, secret) {
+			t.Errorf("the database shows %q", secret)
+		}
+	}
+	raw, err := os.ReadFile("../testdata/claimkeys/keys.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vectors []struct{ Name, SessionID, RequestID, SHA256 string }
+	if err := json.Unmarshal(raw, &vectors); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{} // store -> the key's hash it must hold
+	for _, v := range vectors {
+		switch {
+		case v.SessionID == "ses_shared" && v.RequestID == "r-1":
+			want["claims"] = v.SHA256
+		case v.SessionID == "ses_shared" && v.RequestID == "":
+			want["windows"] = v.SHA256
+		}
+	}
+	for store, hash := range want {
+		found := false
+		for _, rec := range dump[store] {
+			found = found || len(rec.Key) == 2 && rec.Key[0] == app && rec.Key[1] == hash
+		}
+		if !found {
+			t.Errorf("%s holds no [%q, %q]: %v", store, app, hash, dump[store])
+		}
+	}
+}
+
+// A later script upgrades the shared database to a version of its own:
+// keeping the schema, deleting the stores, keying claims another way,
+// dropping an index. The surface never refuses for good: the call that
+// finds a schema not its own fails closed and has the database recreated,
+// the next one runs, claims made since hold across a reload, and a reload
+// with the database broken again recovers the same way.
+func TestSharedIndexedDBSchemaBrokenByAScript(t *testing.T) {
+	for _, tc := range []struct {
+		kind   string
+		broken bool
+	}{{"version", false}, {"deleted", true}, {"keypath", true}, {"index", true}} {
+		t.Run(tc.kind, func(t *testing.T) {
+			p := sharedPage(t, nil, siteURL, "max=100&app="+uniqueApp("schema-"+tc.kind))
+			reload := func() {
+				t.Helper()
+				if err := chromedp.Do(p.ctx, chromedp.Reload()); err != nil {
+					t.Fatal(err)
+				}
+				waitPage(t, p, "window.__sharedReady === true && window.__shared.executed.length === 0")
+			}
+			call := func(id string) string {
+				t.Helper()
+				return evalPage[[]string](t, p, `window.__shared.burst([`+js(id)+`])`)[0]
+			}
+			if got := call("before"); got != "ok" {
+				t.Fatalf("before: %s", got)
+			}
+			for round, when := range []string{"in the page", "after a reload"} {
+				evalPage[float64](t, p, `window.__shared.breakSchema(`+js(tc.kind)+`)`)
+				if round == 1 {
+					reload()
+				}
+				first := call("first " + when)
+				switch {
+				case tc.broken && first != "RATE_LIMIT_UNAVAILABLE":
+					t.Fatalf("%s: the call that finds the schema broken: %s, want RATE_LIMIT_UNAVAILABLE", when, first)
+				case !tc.broken && first != "ok":
+					t.Fatalf("%s: a schema that is still the surface's: %s, want ok", when, first)
+				}
+				if got := call("next " + when); got != "ok" {
+					t.Fatalf("%s: the next call: %s, want ok", when, got)
+				}
+				if got := call("next " + when); got != "REPLAY_DETECTED" {
+					t.Fatalf("%s: the next id again: %s, want REPLAY_DETECTED", when, got)
+				}
+			}
+			reload()
+			if got := call("next after a reload"); got != "REPLAY_DETECTED" {
+				t.Fatalf("a claim made after the repair, after a reload: %s, want REPLAY_DETECTED", got)
+			}
+			if got := call("last"); got != "ok" {
+				t.Fatalf("last: %s", got)
+			}
+		})
+	}
+}
+
+// After the surface loaded, a script plants an accessor on every
+// configurable property of IndexedDB's constructors and prototypes, of the
+// global object, and of Array.prototype, and on Object.prototype for the
+// names the shared state reads: opening the database, deciding, finding
+// the schema broken and recreating it reach none of them from the runtime.
+func TestSharedIndexedDBLooksNothingUp(t *testing.T) {
+	p := sharedPage(t, nil, siteURL, "max=100&app="+uniqueApp("tripwire"))
+	got := evalPage[struct {
+		Codes []string
+		Hits  []string
+	}](t, p, `(async () => {
+		const tw = window.__shared.tripwires();
+		const codes = [];
+		try {
+			codes.push(...await window.__shared.burst(["a", "b", "a"]));
+			await window.__shared.breakSchema("deleted");
+			for (const id of ["c", "d", "d"]) codes.push(...await window.__shared.burst([id]));
+		} finally {
+			tw.remove();
+		}
+		return { codes, hits: tw.hits() };
+	})()`)
+	want := []string{"ok", "ok", "REPLAY_DETECTED", "RATE_LIMIT_UNAVAILABLE", "ok", "REPLAY_DETECTED"}
+	if fmt.Sprint(got.Codes) != fmt.Sprint(want) {
+		t.Errorf("answers %v, want %v", got.Codes, want)
+	}
+	if len(got.Hits) != 0 {
+		t.Errorf("the runtime reached %d planted accessors: %v", len(got.Hits), got.Hits)
 	}
 }
 

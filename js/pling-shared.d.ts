@@ -12,13 +12,18 @@ export interface IndexedDBLimiterOptions {
   windowMs: number;
   /** One decision's bound, waiting for other tabs' decisions and the database's open included. Default 5000. */
   timeoutMs?: number;
-  /** Default globalThis.indexedDB. */
+  /**
+   * Default: globalThis.indexedDB as it was when pling-surface.js was
+   * evaluated. In a browser it must be a real IDBFactory: its methods are
+   * those IndexedDB's prototypes had at load, never looked up on it.
+   */
   indexedDB?: IDBFactory;
 }
 
 export interface IndexedDBGuardOptions {
   app?: string;
   timeoutMs?: number;
+  /** As IndexedDBLimiterOptions.indexedDB. */
   indexedDB?: IDBFactory;
 }
 

@@ -1,6 +1,7 @@
 package redisstate
 
 import (
+	"context"
 	"errors"
 	"io"
 	"mime"
@@ -28,7 +29,52 @@ type HandlerOptions struct {
 	// ReplayWindow is how long a claim holds. The server decides it, not
 	// the page. Default surface.DefaultReplayWindow.
 	ReplayWindow time.Duration
+	// OnAudit receives one HandlerEvent for every request the handler
+	// answers, admitted or refused, before the answer is written: the
+	// kernel's own audit never sees an allow or a claim posted here
+	// directly. A panic in it is contained and changes no answer. Default
+	// nil: no audit.
+	OnAudit func(ctx context.Context, ev HandlerEvent)
 }
+
+// HandlerEvent is the metadata of one request Handler answered. It holds
+// no request id: a claim is named by ClaimKey, the hash its Redis key ends
+// in (Guard.Key), so an id sent by whoever holds the login, up to 256
+// bytes of their choosing, never reaches the log, while a claim can still
+// be found in Redis.
+type HandlerEvent struct {
+	// Op is "allow" or "claim"; empty when the request was refused before
+	// its op was read.
+	Op string `json:"op,omitempty"`
+	// SessionID is the session HandlerOptions.Session named; empty when
+	// the request was refused before it was asked, or it named none.
+	SessionID string `json:"sessionId,omitempty"`
+	// ClaimKey is, for a claim, the hex SHA-256 of its session and request
+	// id (testdata/claimkeys).
+	ClaimKey string         `json:"claimKey,omitempty"`
+	Outcome  HandlerOutcome `json:"outcome"`
+	// Reason is, for OutcomeRefused, the word of the answer's error:
+	// "method", "content-type", "session", "request" or "op".
+	Reason string `json:"reason,omitempty"`
+	// Status is the HTTP status answered.
+	Status int       `json:"status"`
+	Time   time.Time `json:"time"`
+}
+
+// HandlerOutcome says how Handler answered a request.
+type HandlerOutcome string
+
+const (
+	OutcomeAllowed     HandlerOutcome = "allowed"      // an allow admitted
+	OutcomeRateLimited HandlerOutcome = "rate_limited" // an allow over the session's rate limit
+	OutcomeClaimed     HandlerOutcome = "claimed"      // a request id claimed
+	OutcomeReplayed    HandlerOutcome = "replayed"     // a request id claimed before, inside the window
+	// OutcomeClaimsLimited: a claim over the session's claim budget (429),
+	// as a flood of fresh ids posted without allows meets it.
+	OutcomeClaimsLimited HandlerOutcome = "claims_limited"
+	OutcomeUnavailable   HandlerOutcome = "unavailable" // the store failed or answered something illegal (503)
+	OutcomeRefused       HandlerOutcome = "refused"     // the request itself was refused; Reason says why
+)
 
 // claimKey puts a session's claim budget beside its rate budget in the
 // Limiter; a session id beginning with a NUL byte is refused, so no session
@@ -61,8 +107,9 @@ type handlerRequest struct {
 // share a key. With a Limiter, claims are also limited per session to the
 // Limiter's rate (429 {"error":"rate"} beyond it), since each one is kept
 // for the replay window; without one, mount the handler behind a rate
-// limit of your own. Mount it behind the backend's authentication and its CSRF defence,
-// as any other state-changing endpoint.
+// limit of your own. Every answer, an admission or a refusal, is one
+// HandlerEvent for HandlerOptions.OnAudit. Mount it behind the backend's
+// authentication and its CSRF defence, as any other state-changing endpoint.
 func Handler(o HandlerOptions) (http.Handler, error) {
 	if o.Session == nil {
 		return nil, errors.New("redisstate: HandlerOptions.Session is required")
@@ -81,45 +128,59 @@ func Handler(o HandlerOptions) (http.Handler, error) {
 
 func (o HandlerOptions) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
+	ev := HandlerEvent{Time: time.Now()}
+	// reply audits the answer, then writes it.
+	reply := func(status int, body string, outcome HandlerOutcome) {
+		ev.Status, ev.Outcome = status, outcome
+		if outcome == OutcomeRefused {
+			ev.Reason = refusalReason(body)
+		}
+		o.audit(r.Context(), ev)
+		answer(w, status, body)
+	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
-		answer(w, http.StatusMethodNotAllowed, `{"error":"method"}`)
+		reply(http.StatusMethodNotAllowed, `{"error":"method"}`, OutcomeRefused)
 		return
 	}
 	// A cross-site page can send a form or text/plain without a CORS
 	// preflight, with the user's cookies; application/json it cannot.
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		answer(w, http.StatusUnsupportedMediaType, `{"error":"content-type"}`)
+		reply(http.StatusUnsupportedMediaType, `{"error":"content-type"}`, OutcomeRefused)
 		return
 	}
 	sid, ok := o.Session(r)
 	// An empty id names no session (all such callers would share one); one
 	// beginning with NUL could name another session's claim budget.
 	if !ok || sid == "" || sid[0] == 0 {
-		answer(w, http.StatusUnauthorized, `{"error":"session"}`)
+		reply(http.StatusUnauthorized, `{"error":"session"}`, OutcomeRefused)
 		return
 	}
+	ev.SessionID = sid
 	req, ok := readRequest(r)
 	if !ok {
-		answer(w, http.StatusBadRequest, `{"error":"request"}`)
+		reply(http.StatusBadRequest, `{"error":"request"}`, OutcomeRefused)
 		return
 	}
 	ctx := r.Context()
 	switch {
 	case req.Op == "allow" && req.RequestID == "" && o.Limiter != nil:
+		ev.Op = "allow"
 		d, err := o.Limiter.Allow(ctx, sid, time.Now())
 		switch {
 		case err != nil:
-			answer(w, http.StatusServiceUnavailable, `{"error":"unavailable"}`)
+			reply(http.StatusServiceUnavailable, `{"error":"unavailable"}`, OutcomeUnavailable)
 		case d.Verdict == surface.Allow && d.RetryAfter == 0:
-			answer(w, http.StatusOK, `{"allowed":true}`)
+			reply(http.StatusOK, `{"allowed":true}`, OutcomeAllowed)
 		case d.Verdict == surface.Deny && d.RetryAfter > 0:
 			ms := (d.RetryAfter + time.Millisecond - 1) / time.Millisecond
-			answer(w, http.StatusOK, `{"allowed":false,"retryAfterMs":`+strconv.FormatInt(int64(ms), 10)+`}`)
+			reply(http.StatusOK, `{"allowed":false,"retryAfterMs":`+strconv.FormatInt(int64(ms), 10)+`}`, OutcomeRateLimited)
 		default: // an illegal decision lets nothing through
-			answer(w, http.StatusServiceUnavailable, `{"error":"unavailable"}`)
+			reply(http.StatusServiceUnavailable, `{"error":"unavailable"}`, OutcomeUnavailable)
 		}
 	case req.Op == "claim" && req.RequestID != "" && o.Guard != nil:
+		key := surface.ReplayKey{SessionID: sid, RequestID: req.RequestID}
+		ev.Op, ev.ClaimKey = "claim", claimHash(key)
 		if o.Limiter != nil {
 			// Every claim is a key kept for the replay window, and this op
 			// is reachable without the allow the kernel makes before each
@@ -128,29 +189,47 @@ func (o HandlerOptions) serve(w http.ResponseWriter, r *http.Request) {
 			d, err := o.Limiter.Allow(ctx, claimKey+sid, time.Now())
 			switch {
 			case err != nil || !(d.Verdict == surface.Allow && d.RetryAfter == 0 || d.Verdict == surface.Deny && d.RetryAfter > 0):
-				answer(w, http.StatusServiceUnavailable, `{"error":"unavailable"}`)
+				reply(http.StatusServiceUnavailable, `{"error":"unavailable"}`, OutcomeUnavailable)
 				return
 			case d.Verdict == surface.Deny:
-				answer(w, http.StatusTooManyRequests, `{"error":"rate"}`)
+				reply(http.StatusTooManyRequests, `{"error":"rate"}`, OutcomeClaimsLimited)
 				return
 			}
 		}
-		d, err := o.Guard.Claim(ctx, surface.ReplayKey{SessionID: sid, RequestID: req.RequestID}, time.Now(), o.ReplayWindow)
+		d, err := o.Guard.Claim(ctx, key, time.Now(), o.ReplayWindow)
 		switch {
 		case err != nil:
-			answer(w, http.StatusServiceUnavailable, `{"error":"unavailable"}`)
+			reply(http.StatusServiceUnavailable, `{"error":"unavailable"}`, OutcomeUnavailable)
 		case d == surface.Claimed:
-			answer(w, http.StatusOK, `{"claim":"claimed"}`)
+			reply(http.StatusOK, `{"claim":"claimed"}`, OutcomeClaimed)
 		case d == surface.Replayed:
-			answer(w, http.StatusOK, `{"claim":"replayed"}`)
+			reply(http.StatusOK, `{"claim":"replayed"}`, OutcomeReplayed)
 		default:
-			answer(w, http.StatusServiceUnavailable, `{"error":"unavailable"}`)
+			reply(http.StatusServiceUnavailable, `{"error":"unavailable"}`, OutcomeUnavailable)
 		}
 	case (req.Op == "allow" && o.Limiter == nil) || (req.Op == "claim" && o.Guard == nil):
-		answer(w, http.StatusNotFound, `{"error":"op"}`)
+		reply(http.StatusNotFound, `{"error":"op"}`, OutcomeRefused)
 	default:
-		answer(w, http.StatusBadRequest, `{"error":"request"}`)
+		reply(http.StatusBadRequest, `{"error":"request"}`, OutcomeRefused)
 	}
+}
+
+// refusalReason is the error word of a refusal's body, {"error":"<word>"}.
+func refusalReason(body string) string {
+	const pre, post = `{"error":"`, `"}`
+	if len(body) > len(pre)+len(post) && body[:len(pre)] == pre && body[len(body)-len(post):] == post {
+		return body[len(pre) : len(body)-len(post)]
+	}
+	return ""
+}
+
+// audit hands ev to OnAudit; a panic there is contained.
+func (o HandlerOptions) audit(ctx context.Context, ev HandlerEvent) {
+	if o.OnAudit == nil {
+		return
+	}
+	defer func() { _ = recover() }()
+	o.OnAudit(ctx, ev)
 }
 
 // readRequest reads one JSON object whose members are op and requestId,

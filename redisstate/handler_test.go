@@ -2,6 +2,10 @@ package redisstate_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -324,5 +328,119 @@ func TestHandlerBoundsClaims(t *testing.T) {
 	// The flood spent b's claims, not its rate budget nor a's.
 	if status, out := post(t, h, "b", `{"op":"allow"}`); status != 200 || out != `{"allowed":true}` {
 		t.Fatalf("b's allow after the flood: %d %s", status, out)
+	}
+}
+
+// The handler is reachable without the kernel in front of it: a script of
+// the page, or anything holding the login's cookie, can post claims and
+// allows directly. Each one it answers, admitted or refused, is an audit
+// event: metadata, the session the backend named, a claim's key hash, and
+// never the request id it was sent.
+func TestHandlerAuditsClaimsAndRefusals(t *testing.T) {
+	const max = 3
+	var events []redisstate.HandlerEvent
+	h, err := redisstate.Handler(redisstate.HandlerOptions{
+		Session: cookieSession,
+		Limiter: &bySession{Limiter: surface.NewSlidingWindow(max, time.Minute)},
+		Guard:   surface.NewMemoryGuard(1000),
+		OnAudit: func(_ context.Context, ev redisstate.HandlerEvent) { events = append(events, ev) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash := func(sid, rid string) string {
+		h := sha256.New()
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(sid)))
+		h.Write(n[:])
+		h.Write([]byte(sid))
+		h.Write([]byte(rid))
+		return hex.EncodeToString(h.Sum(nil))
+	}
+	type want struct {
+		op, session, claimKey, outcome, reason string
+		status                                 int
+	}
+	var wants []want
+	expect := func(w want, status int) {
+		t.Helper()
+		if status != w.status {
+			t.Fatalf("%+v: answered %d", w, status)
+		}
+		wants = append(wants, w)
+	}
+	// The page's own flow, then the same id again.
+	s, _ := post(t, h, "a", `{"op":"allow"}`)
+	expect(want{"allow", "ses-a", "", "allowed", "", 200}, s)
+	s, _ = post(t, h, "a", `{"op":"claim","requestId":"r-1"}`)
+	expect(want{"claim", "ses-a", hash("ses-a", "r-1"), "claimed", "", 200}, s)
+	s, _ = post(t, h, "a", `{"op":"claim","requestId":"r-1"}`)
+	expect(want{"claim", "ses-a", hash("ses-a", "r-1"), "replayed", "", 200}, s)
+	// Session b pre-claims ids and floods fresh ones, without allows.
+	for i := 0; i < 20; i++ {
+		id := fmt.Sprintf("junk-%d", i)
+		s, _ := post(t, h, "b", `{"op":"claim","requestId":"`+id+`"}`)
+		if i < max {
+			expect(want{"claim", "ses-b", hash("ses-b", id), "claimed", "", 200}, s)
+		} else {
+			expect(want{"claim", "ses-b", hash("ses-b", id), "claims_limited", "", http.StatusTooManyRequests}, s)
+		}
+	}
+	// Allows past the budget.
+	for i := 0; i < max; i++ {
+		s, _ := post(t, h, "b", `{"op":"allow"}`)
+		expect(want{"allow", "ses-b", "", "allowed", "", 200}, s)
+	}
+	s, _ = post(t, h, "b", `{"op":"allow"}`)
+	expect(want{"allow", "ses-b", "", "rate_limited", "", 200}, s)
+	// Refusals: no login, a bad body, an unknown op, a form, a GET.
+	s, _ = post(t, h, "", `{"op":"claim","requestId":"junk-x"}`)
+	expect(want{"", "", "", "refused", "session", http.StatusUnauthorized}, s)
+	s, _ = post(t, h, "b", `{"op":"claim","requestId":"junk-y","sessionId":"ses-a"}`)
+	expect(want{"", "ses-b", "", "refused", "request", http.StatusBadRequest}, s)
+	s, _ = post(t, h, "b", `{"op":"junk-op"}`)
+	expect(want{"", "ses-b", "", "refused", "request", http.StatusBadRequest}, s)
+	r := httptest.NewRequest(http.MethodPost, "/pling/state", strings.NewReader(`{"op":"claim","requestId":"junk-z"}`))
+	r.Header.Set("Content-Type", "text/plain")
+	r.Header.Set("Cookie", "sid=b")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	expect(want{"", "", "", "refused", "content-type", http.StatusUnsupportedMediaType}, w.Code)
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/pling/state", nil))
+	expect(want{"", "", "", "refused", "method", http.StatusMethodNotAllowed}, w.Code)
+
+	if len(events) != len(wants) {
+		t.Fatalf("%d audit events for %d answers", len(events), len(wants))
+	}
+	for i, ev := range events {
+		got := want{ev.Op, ev.SessionID, ev.ClaimKey, string(ev.Outcome), ev.Reason, ev.Status}
+		if got != wants[i] {
+			t.Errorf("event %d: %+v, want %+v", i, got, wants[i])
+		}
+		if ev.Time.IsZero() {
+			t.Errorf("event %d has no time", i)
+		}
+		text, _ := json.Marshal(ev)
+		if strings.Contains(string(text), "junk-") || strings.Contains(string(text), "r-1") {
+			t.Errorf("event %d holds a request id in clear: %s", i, text)
+		}
+	}
+}
+
+// A sink that panics changes no answer and reaches no caller.
+func TestHandlerAuditSinkPanics(t *testing.T) {
+	h, err := redisstate.Handler(redisstate.HandlerOptions{
+		Session: cookieSession,
+		Guard:   surface.NewMemoryGuard(10),
+		OnAudit: func(context.Context, redisstate.HandlerEvent) { panic("sink down") },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{`{"claim":"claimed"}`, `{"claim":"replayed"}`} {
+		if s, out := post(t, h, "a", `{"op":"claim","requestId":"p-1"}`); s != 200 || out != want {
+			t.Fatalf("claim %d: %d %s, want %s", i, s, out, want)
+		}
 	}
 }

@@ -251,13 +251,20 @@ func (g *Guard) Claim(ctx context.Context, key surface.ReplayKey, _ time.Time, w
 // and request ids, so that a claim's size does not follow the length of
 // the ids and no two pairs share one.
 func (g *Guard) Key(k surface.ReplayKey) string {
+	return g.prefix + claimHash(k)
+}
+
+// claimHash is the hex SHA-256 of the session id's length (8 bytes,
+// big-endian), the session id and the request id: a claim's name in Redis,
+// in the page's IndexedDB and in the handler's audit (testdata/claimkeys).
+func claimHash(k surface.ReplayKey) string {
 	h := sha256.New()
 	var n [8]byte
 	binary.BigEndian.PutUint64(n[:], uint64(len(k.SessionID)))
 	h.Write(n[:])
 	h.Write([]byte(k.SessionID))
 	h.Write([]byte(k.RequestID))
-	return g.prefix + hex.EncodeToString(h.Sum(nil))
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // bounded runs f under a timeout and returns when it passes even if f does

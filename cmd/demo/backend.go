@@ -5,8 +5,11 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -38,9 +41,14 @@ type backend struct {
 	state  http.Handler
 }
 
+// auditPrefix starts each line of the state endpoint's audit log.
+const auditPrefix = "state audit: "
+
 // newBackend connects to Redis at addr and refuses to start unless it
 // answers, so a typo is one line at start rather than every call refused.
-func newBackend(ctx context.Context, addr string) (*backend, error) {
+// Every answer of the state endpoint is a line of audit, a HandlerEvent as
+// JSON after auditPrefix: a backend's own audit log in a real deployment.
+func newBackend(ctx context.Context, addr string, audit io.Writer) (*backend, error) {
 	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: time.Second})
 	ping, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
@@ -62,7 +70,17 @@ func newBackend(ctx context.Context, addr string) (*backend, error) {
 	var raw [16]byte
 	_, _ = rand.Read(raw[:])
 	b := &backend{client: c, token: hex.EncodeToString(raw[:])}
-	b.state, err = redisstate.Handler(redisstate.HandlerOptions{Limiter: limiter, Guard: guard, Session: b.session})
+	var mu sync.Mutex
+	b.state, err = redisstate.Handler(redisstate.HandlerOptions{Limiter: limiter, Guard: guard, Session: b.session,
+		OnAudit: func(_ context.Context, ev redisstate.HandlerEvent) {
+			line, err := json.Marshal(ev)
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			_, _ = io.WriteString(audit, auditPrefix+string(line)+"\n")
+		}})
 	if err != nil {
 		c.Close()
 		return nil, err
@@ -83,7 +101,9 @@ func (b *backend) session(r *http.Request) (string, bool) {
 // handler serves the site; with b, /config.json (the site's own says {})
 // names the state endpoint, which it serves.
 func handler(dir string, b *backend) http.Handler {
-	site := devserver.Handler(dir)
+	// The page is served as js/README.md tells a page with a surface to
+	// be: scripts from the site only, and no string run as one.
+	site := devserver.NewHandler(dir, devserver.Options{ScriptPolicy: true})
 	if b == nil {
 		return site
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -84,20 +86,7 @@ func get(t *testing.T, url string) (*http.Response, string) {
 // one included) and counts one budget for every holder of it.
 func TestRedisMode(t *testing.T) {
 	rs := redistest.Start(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	out := &syncBuffer{}
-	var errb bytes.Buffer
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-dir", siteDir(t), "-redis", rs.Addr}, out, &errb)
-	}()
-	base := strings.TrimSuffix(waitURL(t, out, done), "/")
-	defer func() {
-		cancel()
-		if code := <-done; code != 0 {
-			t.Errorf("exit %d, stderr %q", code, errb.String())
-		}
-	}()
+	base, _ := startDemo(t, "-redis", rs.Addr)
 
 	resp, body := get(t, base+"/config.json")
 	if resp.StatusCode != 200 || body != `{"sharedState":"/pling/state"}` {
@@ -171,4 +160,68 @@ func TestPlainModeConfig(t *testing.T) {
 	if code, _ := post(t, base+statePath, `{"op":"allow"}`, nil); code == 200 {
 		t.Errorf("state endpoint answered 200 without -redis")
 	}
+}
+
+// TestRedisModeAuditsTheStateEndpoint: claims and allows posted to the
+// state endpoint directly (a flood of fresh ids without allows, a
+// pre-claim, a caller without the cookie) each leave one line of the
+// demo's audit log on stderr, with the outcome and no request id in clear.
+func TestRedisModeAuditsTheStateEndpoint(t *testing.T) {
+	base, errb := startDemo(t, "-redis", redistest.Start(t).Addr)
+	resp, _ := get(t, base+"/config.json")
+	cookies := resp.Cookies()
+	const flood = demoMaxRequests + 7
+	for i := 0; i < flood; i++ {
+		post(t, base+statePath, fmt.Sprintf(`{"op":"claim","requestId":"flood-%d"}`, i), cookies)
+	}
+	post(t, base+statePath, `{"op":"claim","requestId":"flood-pre"}`, nil)
+	post(t, base+statePath, `{"op":"allow"}`, cookies)
+
+	outcomes := map[string]int{}
+	for _, line := range strings.Split(errb.String(), "\n") {
+		rest, ok := strings.CutPrefix(line, auditPrefix)
+		if !ok {
+			continue
+		}
+		if strings.Contains(rest, "flood-") {
+			t.Errorf("an audit line holds a request id in clear: %s", line)
+		}
+		var ev struct {
+			Op, Outcome, SessionID, ClaimKey string
+			Status                           int
+		}
+		if err := json.Unmarshal([]byte(rest), &ev); err != nil {
+			t.Fatalf("audit line %q: %v", line, err)
+		}
+		if ev.Op == "claim" && len(ev.ClaimKey) != 64 {
+			t.Errorf("a claim without its key hash: %s", line)
+		}
+		outcomes[ev.Outcome]++
+	}
+	want := map[string]int{"claimed": demoMaxRequests, "claims_limited": flood - demoMaxRequests, "refused": 1, "allowed": 1}
+	if fmt.Sprint(outcomes) != fmt.Sprint(want) {
+		t.Errorf("audit outcomes %v, want %v; stderr:\n%s", outcomes, want, errb.String())
+	}
+}
+
+// startDemo runs the demo on a free loopback port with a site of its own
+// and the extra flags, until the test ends (when it must exit 0). It
+// answers the demo's URL without the final slash, and its stderr, which
+// the server's goroutines write.
+func startDemo(t *testing.T, extra ...string) (base string, stderr *syncBuffer) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	out, stderr := &syncBuffer{}, &syncBuffer{}
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, append([]string{"-addr", "127.0.0.1:0", "-dir", siteDir(t)}, extra...), out, stderr)
+	}()
+	base = strings.TrimSuffix(waitURL(t, out, done), "/")
+	t.Cleanup(func() {
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("exit %d, stderr %q", code, stderr.String())
+		}
+	})
+	return base, stderr
 }

@@ -61,7 +61,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer ln.Close()
 	var b *backend
 	if *redisAddr != "" {
-		if b, err = newBackend(ctx, *redisAddr); err != nil {
+		if b, err = newBackend(ctx, *redisAddr, stderr); err != nil {
 			fmt.Fprintf(stderr, "demo: %v\n", err)
 			return 1
 		}

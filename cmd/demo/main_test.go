@@ -8,11 +8,14 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"pling.dev/agent/internal/redistest"
 )
 
 func siteDir(t *testing.T) string {
@@ -156,4 +159,37 @@ func waitURL(t *testing.T, out *syncBuffer, done chan int) string {
 	}
 	t.Fatal("the server never announced itself")
 	return ""
+}
+
+// TestDemoSendsTheScriptPolicy: the demo's page comes with the
+// Content-Security-Policy js/README.md ("Loading the surface first") tells
+// pages to send, word for word, in plain mode and with -redis.
+func TestDemoSendsTheScriptPolicy(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "js", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(readme), "## Loading the surface first")
+	_, block, ok := strings.Cut(section, "Content-Security-Policy:")
+	block, _, ok2 := strings.Cut(block, "```")
+	if !ok || !ok2 {
+		t.Fatal("js/README.md recommends no Content-Security-Policy under \"Loading the surface first\"")
+	}
+	want := strings.Join(strings.Fields(block), " ")
+	if !strings.Contains(want, "script-src 'self' 'wasm-unsafe-eval'") {
+		t.Fatalf("the policy js/README.md recommends has no script-src: %q", want)
+	}
+	modes := map[string][]string{"plain": nil}
+	if _, err := exec.LookPath("redis-server"); err == nil {
+		modes["redis"] = []string{"-redis", redistest.Start(t).Addr}
+	}
+	for mode, extra := range modes {
+		t.Run(mode, func(t *testing.T) {
+			base, _ := startDemo(t, extra...)
+			resp, _ := get(t, base+"/")
+			if got := resp.Header.Get("Content-Security-Policy"); got != want {
+				t.Errorf("GET %s/: Content-Security-Policy %q, want %q", base, got, want)
+			}
+		})
+	}
 }

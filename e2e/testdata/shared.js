@@ -1,6 +1,6 @@
 // The shared-limits test page. Query parameters choose the store and the
-// limits; ?fail= makes IndexedDB fail the ways browsers make it fail,
-// before the surface is created.
+// limits; ?fail= (shared-env.js, run before this module) makes IndexedDB
+// fail.
 import { loadSurface } from "/pling/pling-surface.js";
 import { httpLimiter, httpGuard } from "/pling/pling-shared.js";
 
@@ -8,22 +8,6 @@ const params = new URLSearchParams(location.search);
 const store = params.get("store") || "indexeddb";
 const max = Number(params.get("max") || "5");
 const windowMs = Number(params.get("window") || "60000");
-
-switch (params.get("fail")) {
-  case "absent": // a browser or mode without IndexedDB
-    Object.defineProperty(globalThis, "indexedDB", { value: undefined, configurable: true });
-    break;
-  case "open": // opening is refused (some private modes)
-    IDBFactory.prototype.open = function () {
-      throw new DOMException("The user denied permission to access the database.", "SecurityError");
-    };
-    break;
-  case "quota": // every write is over quota
-    IDBObjectStore.prototype.put = function () {
-      throw new DOMException("The quota has been exceeded.", "QuotaExceededError");
-    };
-    break;
-}
 
 const executed = []; // request ids this page's executor ran, in order
 
@@ -91,7 +75,130 @@ function mine(name, beforeMs) {
   });
 }
 
+// openDB opens the shared database as any script of the origin can, at
+// its current version or at version.
+function openDB(version, upgrade) {
+  return new Promise((resolve, reject) => {
+    const req = version === undefined ? indexedDB.open("pling-shared") : indexedDB.open("pling-shared", version);
+    req.onupgradeneeded = () => upgrade && upgrade(req.result, req.transaction);
+    req.onerror = () => reject(req.error);
+    req.onblocked = () => reject(new Error("blocked"));
+    req.onsuccess = () => resolve(req.result);
+  });
+}
+
+// dump is every record of both stores, as a later script reads them.
+async function dump() {
+  const db = await openDB();
+  const out = {};
+  for (const name of db.objectStoreNames) {
+    out[name] = await new Promise((resolve, reject) => {
+      const all = db.transaction(name).objectStore(name).getAll();
+      all.onsuccess = () => resolve(all.result);
+      all.onerror = () => reject(all.error);
+    });
+  }
+  db.close();
+  return out;
+}
+
+// breakSchema upgrades the database the way a script of the origin could:
+// to a version of its own, changing the stores as kind says.
+const breakages = {
+  version: () => {},
+  deleted: (db) => {
+    db.deleteObjectStore("claims");
+    db.deleteObjectStore("windows");
+  },
+  keypath: (db) => {
+    db.deleteObjectStore("claims");
+    db.createObjectStore("claims", { keyPath: "id" }).createIndex("expires", "expires");
+  },
+  index: (db, tx) => tx.objectStore("windows").deleteIndex("expires"),
+};
+async function breakSchema(kind) {
+  const current = await openDB();
+  const version = current.version + 7;
+  current.close();
+  (await openDB(version, breakages[kind])).close();
+  return version;
+}
+
+// tripwires plants an accessor on every configurable property of
+// IndexedDB's constructors and prototypes, of EventTarget, of the global
+// object, and on Object.prototype and Array.prototype for the names the
+// IndexedDB code reads, each doing what the property did. It answers
+// hits(), the names whose accessor was reached from pling-surface.js, and
+// remove(), which puts every property back.
+function tripwires() {
+  const hits = new Set();
+  const planted = [];
+  // Whether the accessor's caller is the runtime; the lookups this makes
+  // reach accessors too, which then only answer.
+  let busy = false;
+  const fromRuntime = () => {
+    if (busy) return false;
+    busy = true;
+    try {
+      const frames = String(new Error().stack).split("\n").slice(3, 4);
+      return frames.some((f) => f.includes("/pling/pling-surface.js"));
+    } finally {
+      busy = false;
+    }
+  };
+  const plant = (obj, key, label) => {
+    const d = Object.getOwnPropertyDescriptor(obj, key);
+    if (!d || !d.configurable) return;
+    const name = `${label}.${String(key)}`;
+    Object.defineProperty(obj, key, {
+      configurable: true,
+      enumerable: d.enumerable,
+      get() {
+        if (fromRuntime()) hits.add(name);
+        return d.get ? d.get.call(this) : d.value;
+      },
+      set(v) {
+        if (fromRuntime()) hits.add(name + " (set)");
+        if (d.set) d.set.call(this, v);
+        else Object.defineProperty(this, key, { value: v, writable: true, enumerable: true, configurable: true });
+      },
+    });
+    planted.push([obj, key, d]);
+  };
+  const classes = ["IDBFactory", "IDBRequest", "IDBOpenDBRequest", "IDBDatabase", "IDBTransaction", "IDBObjectStore",
+    "IDBIndex", "IDBCursor", "IDBCursorWithValue", "IDBKeyRange", "IDBVersionChangeEvent", "DOMStringList", "EventTarget", "Event"];
+  for (const c of classes) {
+    const C = globalThis[c];
+    for (const k of Reflect.ownKeys(C)) if (k !== "prototype") plant(C, k, c);
+    for (const k of Reflect.ownKeys(C.prototype)) plant(C.prototype, k, c + ".prototype");
+  }
+  for (const k of Reflect.ownKeys(globalThis)) if (k !== "__shared" && k !== "__sharedReady") plant(globalThis, k, "globalThis");
+  // Not result nor an index: with an accessor there, the runtime refuses
+  // every call before it reaches the kernel (README, threat model).
+  for (const k of ["then", "constructor", "key", "times", "expires", "db", "error", "durability", "keyPath", "autoIncrement",
+    "unique", "multiEntry", "upper", "lower", "length", "catch", "finally"]) {
+    if (!Object.getOwnPropertyDescriptor(Object.prototype, k)) {
+      Object.defineProperty(Object.prototype, k, { configurable: true, value: undefined, writable: true });
+      planted.push([Object.prototype, k, undefined]);
+    }
+    plant(Object.prototype, k, "Object.prototype");
+  }
+  for (const k of Reflect.ownKeys(Array.prototype)) plant(Array.prototype, k, "Array.prototype");
+  return {
+    hits: () => [...hits].sort(),
+    remove() {
+      for (const [obj, key, d] of planted.reverse()) {
+        if (d) Object.defineProperty(obj, key, d);
+        else delete obj[key];
+      }
+    },
+  };
+}
+
 window.__shared = {
+  tripwires,
+  dump,
+  breakSchema,
   executed,
   invoke,
   // Answers by code for ids, all sent at once.

@@ -32,15 +32,43 @@ import (
 //     SAMEORIGIN for browsers without CSP 3): no other origin can frame the
 //     page and trick a person into clicking Approve.
 //   - X-Content-Type-Options: nosniff: a file is only ever run as its type.
+//
+// Handler(dir) is NewHandler(dir, Options{}).
 func Handler(dir string) http.Handler {
+	return NewHandler(dir, Options{})
+}
+
+// ScriptPolicy is the Content-Security-Policy js/README.md ("Loading the
+// surface first") tells a page with a surface to send: scripts only from
+// the site itself, WebAssembly compiled ('wasm-unsafe-eval', for the
+// kernel) but no eval, no plugins, no <base>, framing by the site only,
+// and no string accepted by a DOM sink that would run it as script.
+const ScriptPolicy = "script-src 'self' 'wasm-unsafe-eval'; object-src 'none'; base-uri 'none'; frame-ancestors 'self'; " +
+	"require-trusted-types-for 'script'; trusted-types 'none'"
+
+// Options configure NewHandler; the zero value is Handler's.
+type Options struct {
+	// ScriptPolicy sends ScriptPolicy as the Content-Security-Policy,
+	// instead of frame-ancestors 'self' alone. The demo sends it; the
+	// browser tests' own pages, which add scripts and frames as a later
+	// script would, are served without it. Default false.
+	ScriptPolicy bool
+}
+
+// NewHandler is Handler with options.
+func NewHandler(dir string, o Options) http.Handler {
 	_ = mime.AddExtensionType(".wasm", "application/wasm")
 	_ = mime.AddExtensionType(".mjs", "text/javascript")
+	csp := "frame-ancestors 'self'"
+	if o.ScriptPolicy {
+		csp = ScriptPolicy
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Cross-Origin-Opener-Policy", "same-origin")
 		h.Set("Cross-Origin-Embedder-Policy", "require-corp")
 		h.Set("Cross-Origin-Resource-Policy", "same-origin")
-		h.Set("Content-Security-Policy", "frame-ancestors 'self'")
+		h.Set("Content-Security-Policy", csp)
 		h.Set("X-Frame-Options", "SAMEORIGIN")
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Cache-Control", "no-store")

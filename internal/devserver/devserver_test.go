@@ -213,3 +213,24 @@ func TestHandlerFollowsARebuiltSite(t *testing.T) {
 		t.Fatalf("status %d %q, want the rebuilt index", resp.StatusCode, body)
 	}
 }
+
+// TestNewHandlerScriptPolicy: with ScriptPolicy every answer, refusals
+// included, carries the policy js/README.md recommends, whose
+// frame-ancestors keeps the framing defence; without it, frame-ancestors
+// alone.
+func TestNewHandlerScriptPolicy(t *testing.T) {
+	dir, plain := site(t)
+	strict := httptest.NewServer(NewHandler(dir, Options{ScriptPolicy: true}))
+	t.Cleanup(strict.Close)
+	if !strings.Contains(ScriptPolicy, "frame-ancestors 'self'") || !strings.Contains(ScriptPolicy, "script-src 'self' 'wasm-unsafe-eval'") {
+		t.Fatalf("ScriptPolicy %q lacks frame-ancestors or script-src", ScriptPolicy)
+	}
+	for _, tc := range []struct{ path, host string }{{"/", ""}, {"/m.wasm", ""}, {"/.env", ""}, {"/", "evil.example:80"}} {
+		for srv, want := range map[*httptest.Server]string{strict: ScriptPolicy, plain: "frame-ancestors 'self'"} {
+			resp, _ := get(t, srv, http.MethodGet, tc.path, tc.host)
+			if got := resp.Header.Get("Content-Security-Policy"); got != want {
+				t.Errorf("%s (Host %q): Content-Security-Policy %q, want %q", tc.path, tc.host, got, want)
+			}
+		}
+	}
+}

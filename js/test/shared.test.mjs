@@ -6,6 +6,8 @@
 
 import { httpAdapter, httpLimiter, httpGuard, indexedDBLimiter, indexedDBGuard } from "../pling-shared.js";
 import { assert, eq, throwsType, tick } from "./harness.mjs";
+import { fakeIndexedDB } from "./fakeidb.mjs";
+import { readFile } from "node:fs/promises";
 
 export { runOne } from "./harness.mjs";
 export const tests = [];
@@ -325,7 +327,10 @@ function failingFactory(kind) {
             transaction() {
               const tx = {
                 objectStore: () => ({
-                  index: () => ({ openCursor: () => ({}) }),
+                  keyPath: "key",
+                  autoIncrement: false,
+                  indexNames: { contains: () => true },
+                  index: () => ({ keyPath: "expires", unique: false, multiEntry: false, openCursor: () => ({}) }),
                   get: () => {
                     const g = {};
                     setTimeout(() => {
@@ -420,4 +425,128 @@ test("the adapters take only their options' own members: a later script's Object
   eq([r3.ok, r4.ok, c.execs.length], [false, false, 0], "the IndexedDB guard without a database: nothing ran");
   eq(planted, [], "what the later script's members were handed");
   for (const p of [a, b, c]) p.surface.close();
+});
+
+// ---------------------------------------------------------------------------
+// What a same-origin script finds in the database, and what it can break.
+
+const DB = "pling-shared";
+const vectors = JSON.parse(await readFile(new URL("../../testdata/claimkeys/keys.json", import.meta.url), "utf8"));
+
+test("IndexedDB keys are the hashes of testdata/claimkeys, as redisstate's: a reader of the database sees no id", async () => {
+  const idb = fakeIndexedDB();
+  const guard = indexedDBGuard({ app: "orders", indexedDB: idb.factory });
+  const limiter = indexedDBLimiter({ app: "orders", indexedDB: idb.factory, maxRequests: 100, windowMs: 60_000 });
+  for (const v of vectors) {
+    eq(await guard.claim(v.sessionId, v.requestId, 60_000), "claimed", `${v.name}: claim`);
+    eq(await guard.claim(v.sessionId, v.requestId, 60_000), "replayed", `${v.name}: the same claim again`);
+    eq((await limiter.allow(v.sessionId, Date.now())).allowed, true, `${v.name}: allow`);
+  }
+  const claims = idb.dump(DB, "claims").map((r) => r.key);
+  const windows = idb.dump(DB, "windows").map((r) => r.key);
+  eq(claims, vectors.map((v) => ["orders", v.sha256]), "claim keys");
+  const sessions = [...new Set(vectors.map((v) => v.sessionId))];
+  const hashOf = (s) => vectors.find((v) => v.sessionId === s && v.requestId === "")?.sha256;
+  for (const s of sessions) {
+    const h = hashOf(s);
+    if (h !== undefined) assert(windows.some((k) => k[0] === "orders" && k[1] === h), `no window under the hash of ${s}: ${JSON.stringify(windows)}`);
+  }
+  eq(windows.length, sessions.length, "one window per session");
+  const text = JSON.stringify([idb.dump(DB, "claims"), idb.dump(DB, "windows")]);
+  for (const v of vectors) {
+    // (an id of a few characters may turn up in hex by chance)
+    if (v.sessionId.length > 5) assert(!text.includes(JSON.stringify(v.sessionId).slice(1, -1)), `the database shows session ${v.sessionId}`);
+    if (v.requestId.length > 2) assert(!text.includes(v.requestId), `the database shows request ${v.requestId}`);
+  }
+});
+
+test("through the kernel: a private-looking request id and the session never reach the database in clear", async ({ api }) => {
+  const idb = fakeIndexedDB();
+  const { surface, execs } = page(api, {
+    rateLimit: { limiter: indexedDBLimiter({ app: "orders", indexedDB: idb.factory, maxRequests: 10, windowMs: 60_000 }) },
+    replay: { guard: indexedDBGuard({ app: "orders", indexedDB: idb.factory }) },
+  });
+  const id = "private-call-7f3a9c";
+  eq((await surface.handle(invoke(id))).ok, true, "first");
+  eq((await surface.handle(invoke(id))).error?.code, "REPLAY_DETECTED", "again");
+  eq(execs, [id], "executions");
+  const text = JSON.stringify([idb.dump(DB, "claims"), idb.dump(DB, "windows")]);
+  assert(!text.includes(id) && !text.includes("sess-1"), `the database shows an id: ${text}`);
+  surface.close();
+});
+
+// A script of the origin upgrades the database its own way. Each leaves
+// the database at a version above the surface's and closes it.
+const breakages = [
+  ["its own version, the schema intact", false, () => {}],
+  ["both stores deleted", true, (db) => {
+    db.deleteObjectStore("claims");
+    db.deleteObjectStore("windows");
+  }],
+  ["claims keyed by another path", true, (db) => {
+    db.deleteObjectStore("claims");
+    db.createObjectStore("claims", { keyPath: "id" }).createIndex("expires", "expires");
+  }],
+  ["an auto-increment windows store", true, (db) => {
+    db.deleteObjectStore("windows");
+    db.createObjectStore("windows", { keyPath: "key", autoIncrement: true }).createIndex("expires", "expires");
+  }],
+  ["the expires index dropped", true, (db, tx) => tx.objectStore("claims").deleteIndex("expires")],
+  ["the expires index made unique", true, (db, tx) => {
+    tx.objectStore("windows").deleteIndex("expires");
+    tx.objectStore("windows").createIndex("expires", "expires", { unique: true });
+  }],
+  ["a foreign store beside, ours intact", false, (db) => db.objectStoreNames.contains("mine") || db.createObjectStore("mine")],
+];
+
+function upgrade(idb, version, change) {
+  return new Promise((resolve, reject) => {
+    const req = idb.factory.open(DB, version);
+    req.onupgradeneeded = () => {
+      try {
+        change(req.result, req.transaction);
+      } catch (e) {
+        reject(e);
+        throw e;
+      }
+    };
+    req.onerror = () => reject(req.error);
+    req.onsuccess = () => {
+      req.result.close();
+      resolve();
+    };
+  });
+}
+
+test("a broken or foreign schema is recreated: the call that finds it fails closed, the next runs, across reloads", async ({ api }) => {
+  for (const [name, broken, change] of breakages) {
+    const idb = fakeIndexedDB();
+    // A reload: a page of its own, whose runtime has no connection yet.
+    const load = () => {
+      const factory = { open: idb.factory.open, deleteDatabase: idb.factory.deleteDatabase };
+      return page(api, {
+        rateLimit: { limiter: indexedDBLimiter({ app: "orders", indexedDB: factory, maxRequests: 100, windowMs: 60_000, timeoutMs: 1000 }) },
+        replay: { guard: indexedDBGuard({ app: "orders", indexedDB: factory, timeoutMs: 1000 }) },
+      });
+    };
+    const a = load();
+    eq((await a.surface.handle(invoke("before"))).ok, true, `${name}: before`);
+    await upgrade(idb, 9, change);
+    for (const [when, p] of [["in the open page", a], ["after a reload", null]]) {
+      if (when === "after a reload") await upgrade(idb, 20, change);
+      const b = p ?? load();
+      const first = await b.surface.handle(invoke(`first ${when}`));
+      if (broken) eq(first.ok ? "ok" : first.error.code, "RATE_LIMIT_UNAVAILABLE", `${name}, ${when}: the call that finds the schema broken`);
+      else eq(first.ok, true, `${name}, ${when}: a schema that is still ours`);
+      eq((await b.surface.handle(invoke(`next ${when}`))).ok, true, `${name}, ${when}: the next call`);
+      eq((await b.surface.handle(invoke(`next ${when}`))).error?.code, "REPLAY_DETECTED", `${name}, ${when}: the next id again`);
+      if (p === null) b.surface.close();
+    }
+    // A reload after the repair: the claims made since are still there.
+    const c = load();
+    eq((await c.surface.handle(invoke("next after a reload"))).error?.code, "REPLAY_DETECTED", `${name}: a claim made after the repair, after a reload`);
+    eq((await c.surface.handle(invoke("last"))).ok, true, `${name}: last`);
+    a.surface.close();
+    c.surface.close();
+  }
 });
