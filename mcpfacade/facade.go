@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -23,6 +24,12 @@ import (
 const (
 	DefaultPollInterval = 10 * time.Second
 	DefaultSyncTimeout  = 30 * time.Second
+	DefaultSyncGap      = 5 * time.Second
+	// MaxSyncPause bounds how long a RATE_LIMITED answer to a sync stops
+	// the facade from reading the list again: the retry time is the page's
+	// to say, and a page saying 1e12 ms must not freeze the list. A
+	// navigation ends the pause at once.
+	MaxSyncPause = time.Minute
 )
 
 // JSON-RPC error codes of a tools/call or resources/read that did not reach
@@ -77,6 +84,13 @@ type Options struct {
 	RecordEnumLimit int
 	// Logger receives what the facade does. Default: nothing is logged.
 	Logger *slog.Logger
+	// SyncGap is the least time between two reads of the capability list
+	// that nothing but the facade's own bookkeeping asked for (after a
+	// navigation, a refusal that says the list is stale, a tools/list while
+	// it may be stale): a page that reloads or changes its list in a storm
+	// gets one read, and the client one tools/list_changed, per gap.
+	// Default 5s.
+	SyncGap time.Duration
 	// Check, when set, is asked before every sync and every call whether
 	// the page may be used now; Page.CheckOrigin is one. While it fails
 	// the facade lists no page tools and refuses every call with its
@@ -127,6 +141,7 @@ type Facade struct {
 	server *mcp.Server
 	opts   Options
 	kick   chan struct{}
+	wake   chan struct{} // a navigation ends Run's wait
 
 	syncMu sync.Mutex // one sync at a time, so tool sets apply in order
 
@@ -135,6 +150,15 @@ type Facade struct {
 	pausedUntil time.Time           // a sync was refused with RATE_LIMITED
 	lastErr     string              // the last sync error logged, to log each kind once
 	recordIDs   map[string]struct{} // the record ids the last sync saw
+	last        *surface.Description
+	// stale counts what made the list possibly out of date (a call that
+	// changed the page's state, a skipped poll); synced is the count the
+	// last successful sync started from. They differ while the list may
+	// be stale.
+	stale, synced uint64
+	lastSync      time.Time // when the last sync started
+	lastAsked     time.Time // when the facade last sent the page anything
+	reads         int       // describes spent on the list, for the log
 }
 
 // New returns a facade over c. Call Sync once before serving so the first
@@ -149,6 +173,9 @@ func New(c *client.Client, opts Options) *Facade {
 	if opts.SyncTimeout <= 0 {
 		opts.SyncTimeout = DefaultSyncTimeout
 	}
+	if opts.SyncGap <= 0 {
+		opts.SyncGap = DefaultSyncGap
+	}
 	switch {
 	case opts.RecordEnumLimit == 0:
 		opts.RecordEnumLimit = DefaultRecordEnumLimit
@@ -158,7 +185,7 @@ func New(c *client.Client, opts Options) *Facade {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	f := &Facade{c: c, opts: opts, kick: make(chan struct{}, 1), tools: map[string]string{}}
+	f := &Facade{c: c, opts: opts, kick: make(chan struct{}, 1), wake: make(chan struct{}, 1), tools: map[string]string{}}
 	f.server = mcp.NewServer(opts.Implementation, &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       opts.Logger,
@@ -167,6 +194,7 @@ func New(c *client.Client, opts Options) *Facade {
 			Resources: &mcp.ResourceCapabilities{},
 		},
 	})
+	f.server.AddReceivingMiddleware(f.refreshBeforeList)
 	f.server.AddTool(contextTool(), f.callContext)
 	f.server.AddResource(&mcp.Resource{
 		URI:         ContextURI,
@@ -186,12 +214,44 @@ const instructions = "These tools are the actions of a web page open in a browse
 // Server is the MCP server; connect it to a transport with Run or Connect.
 func (f *Facade) Server() *mcp.Server { return f.server }
 
-// Kick asks Run to sync soon. It never blocks.
+// Kick asks Run to sync soon: after SyncGap since the last read, so that
+// kicks in a burst are one read. It never blocks.
 func (f *Facade) Kick() {
 	select {
 	case f.kick <- struct{}{}:
 	default:
 	}
+}
+
+// Navigated tells the facade that the tab shows another document: the
+// list is read again (within SyncGap of the last read), and a pause a
+// RATE_LIMITED answer asked for ends, since it was the old document's.
+func (f *Facade) Navigated() {
+	f.mu.Lock()
+	f.pausedUntil = time.Time{}
+	f.stale++
+	f.mu.Unlock()
+	f.Kick()
+	select {
+	case f.wake <- struct{}{}:
+	default:
+	}
+}
+
+// markStale notes that the list may be out of date: the next tools/list
+// reads it again.
+func (f *Facade) markStale() {
+	f.mu.Lock()
+	f.stale++
+	f.mu.Unlock()
+}
+
+// asked notes that the facade sent the page a request: a poll is spent only
+// when the facade has been quiet for a whole PollInterval.
+func (f *Facade) asked() {
+	f.mu.Lock()
+	f.lastAsked = time.Now()
+	f.mu.Unlock()
 }
 
 // window is the record window a sync reads: just enough for the enums.
@@ -210,12 +270,31 @@ func (f *Facade) window() int {
 // every other caller of the same session (the page's own console, a WebMCP
 // bridge) moves that memory, so a change could go unseen.
 func (f *Facade) Sync(ctx context.Context) error {
+	return f.sync(ctx, "asked", false)
+}
+
+// sync is Sync, logged with its reason. With onlyIfStale it reads nothing
+// when a sync that started after the list went stale has already read it:
+// tools/list calls that wait on one another spend one read.
+func (f *Facade) sync(ctx context.Context, reason string, onlyIfStale bool) error {
 	f.syncMu.Lock()
 	defer f.syncMu.Unlock()
 	if err := f.check(); err != nil {
 		f.apply(nil) // not the bound page: it offers nothing
 		return err
 	}
+	f.mu.Lock()
+	if onlyIfStale && f.stale == f.synced {
+		f.mu.Unlock()
+		return nil
+	}
+	gen := f.stale
+	f.lastSync = time.Now()
+	f.lastAsked = f.lastSync
+	f.reads++
+	reads := f.reads
+	f.mu.Unlock()
+	f.opts.Logger.Info("reading the capability list: one request of the page's rate budget", "reason", reason, "reads", reads)
 	d, err := f.c.Describe(ctx, client.DescribeInput{Limit: new(f.window())})
 	if err != nil {
 		f.syncFailed(err)
@@ -228,6 +307,8 @@ func (f *Facade) Sync(ctx context.Context) error {
 	}
 	f.mu.Lock()
 	f.recordIDs = ids
+	f.last = &d.Description
+	f.synced = max(f.synced, gen)
 	f.mu.Unlock()
 	return nil
 }
@@ -238,7 +319,7 @@ func (f *Facade) syncFailed(err error) {
 	switch {
 	case errors.As(err, &perr) && perr.Code == surface.CodeRateLimited:
 		f.mu.Lock()
-		f.pausedUntil = time.Now().Add(perr.RetryAfter)
+		f.pausedUntil = time.Now().Add(min(max(perr.RetryAfter, 0), MaxSyncPause))
 		f.mu.Unlock()
 	case errors.As(err, &perr) && isSessionCode(perr.Code),
 		errors.Is(err, client.ErrAppMismatch),
@@ -255,6 +336,32 @@ func isSessionCode(c surface.Code) bool {
 		return true
 	}
 	return false
+}
+
+// refreshBeforeList reads the list again before a tools/list while it may
+// be stale, so that a client asking gets the page's list without the
+// facade spending a read after every call. Within SyncGap of the last read
+// it asks Run to read it after the gap instead: the client then hears
+// tools/list_changed if anything changed.
+func (f *Facade) refreshBeforeList(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "tools/list" {
+			f.mu.Lock()
+			stale := f.stale != f.synced
+			soon := time.Since(f.lastSync) < f.opts.SyncGap || time.Now().Before(f.pausedUntil)
+			f.mu.Unlock()
+			switch {
+			case !stale:
+			case soon:
+				f.Kick()
+			default:
+				sctx, cancel := context.WithTimeout(ctx, f.opts.SyncTimeout)
+				f.logSync(f.sync(sctx, "tools/list while the list may be stale", true))
+				cancel()
+			}
+		}
+		return next(ctx, method, req)
+	}
 }
 
 // apply makes the server's capability tools exactly defs.
@@ -281,7 +388,7 @@ func (f *Facade) apply(defs []toolDef) {
 			continue
 		}
 		if err := f.addTool(d); err != nil {
-			f.opts.Logger.Warn("capability not offered as a tool", "capability", d.capability, "err", err)
+			f.opts.Logger.Warn("capability not offered as a tool", "capability", pageText(d.capability, maxIDShown, false), "err", err)
 			if _, had := f.tools[d.tool.Name]; had {
 				f.server.RemoveTools(d.tool.Name)
 				delete(f.tools, d.tool.Name)
@@ -289,7 +396,7 @@ func (f *Facade) apply(defs []toolDef) {
 			continue
 		}
 		f.tools[d.tool.Name] = d.key
-		f.opts.Logger.Info("tool offered", "tool", d.tool.Name, "capability", d.capability)
+		f.opts.Logger.Info("tool offered", "tool", d.tool.Name, "capability", pageText(d.capability, maxIDShown, false))
 	}
 }
 
@@ -317,9 +424,12 @@ func (f *Facade) ToolNames() []string {
 	return names
 }
 
-// Run syncs every PollInterval and after every Kick (a tools/call that
-// may change the list kicks) until ctx ends. After a sync refused with RATE_LIMITED it waits
-// as long as the surface said before the next one.
+// Run follows the page until ctx ends. It reads the list after a Kick or
+// a Navigated, at most once per SyncGap however many came, and every
+// PollInterval in which the facade sent the page nothing else (an agent's
+// calls keep the page's budget for themselves; the list is then read on
+// the next tools/list). After a sync refused with RATE_LIMITED it waits as
+// long as the surface said, at most MaxSyncPause, or until a navigation.
 func (f *Facade) Run(ctx context.Context) error {
 	var tick <-chan time.Time
 	if f.opts.PollInterval > 0 {
@@ -328,26 +438,46 @@ func (f *Facade) Run(ctx context.Context) error {
 		tick = t.C
 	}
 	for {
+		reason := "a call or a navigation may have changed it"
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-tick:
+			f.mu.Lock()
+			busy := time.Since(f.lastAsked) < f.opts.PollInterval
+			if busy {
+				f.stale++ // not read for a while: the next tools/list reads it
+			}
+			f.mu.Unlock()
+			if busy {
+				continue
+			}
+			reason = "poll"
 		case <-f.kick:
 		}
-		f.mu.Lock()
-		wait := time.Until(f.pausedUntil)
-		f.mu.Unlock()
-		if wait > 0 {
+		for {
+			f.mu.Lock()
+			wait := max(time.Until(f.pausedUntil), time.Until(f.lastSync.Add(f.opts.SyncGap)))
+			f.mu.Unlock()
+			if wait <= 0 {
+				break
+			}
 			t := time.NewTimer(wait)
 			select {
 			case <-ctx.Done():
 				t.Stop()
 				return ctx.Err()
 			case <-t.C:
+			case <-f.wake:
+				t.Stop()
 			}
 		}
+		select { // the kicks that came while waiting are this sync's
+		case <-f.kick:
+		default:
+		}
 		sctx, cancel := context.WithTimeout(ctx, f.opts.SyncTimeout)
-		err := f.Sync(sctx)
+		err := f.sync(sctx, reason, false)
 		cancel()
 		if ctx.Err() != nil {
 			return ctx.Err() // stopped mid-sync: nothing to report
@@ -388,50 +518,127 @@ func (f *Facade) callCapability(capability string) mcp.ToolHandler {
 		if req.Params != nil {
 			args = req.Params.Arguments
 		}
+		f.asked()
 		r, err := f.c.Invoke(ctx, capability, args, client.InvokeOptions{})
-		if f.mayChangeTools(r, err) {
-			f.Kick()
-		}
+		f.afterCall(r, err)
 		return invokeResult(r, err)
 	}
 }
 
-// mayChangeTools reports whether a call's outcome can have changed the tool
-// list, so that a sync (one describe, counted by the page's rate limit) is
-// spent only then. The after-observation says what the call changed: edited
-// fields of records change no tool; a removed record, a change of page state
-// (a filter, a page of results) or an observation that was cut can change
-// which records a template reaches. A refusal about the session or the
-// capability says the list is stale. Without an observation nothing is known,
-// so the list is read again.
-func (f *Facade) mayChangeTools(r *client.Result, err error) bool {
+// afterCall decides what a call's outcome means for the tool list, so that
+// no read of it (one describe, counted by the page's rate limit) is spent
+// after a call. A refusal about the session or the capability says the
+// list is stale: it is read soon, so that tools the page refuses go. Any
+// other outcome that can have changed the list (a change of page state, a
+// record new to the facade, an observation that was cut or missing) marks
+// it stale, and the next tools/list reads it. Removed records the facade
+// knows the kind of are taken out of the record enums at once, from the
+// observation alone. Edited fields change no tool.
+func (f *Facade) afterCall(r *client.Result, err error) {
 	var perr *client.ProtocolError
 	switch {
 	case errors.As(err, &perr):
-		switch perr.Code {
-		case surface.CodeRateLimited, surface.CodeInvalidRequest, surface.CodeReplayDetected:
-			return false
+		switch {
+		case perr.Code == surface.CodeRateLimited, perr.Code == surface.CodeInvalidRequest, perr.Code == surface.CodeReplayDetected:
+		case isSessionCode(perr.Code), strings.HasPrefix(string(perr.Code), "CAPABILITY_"):
+			f.Kick()
+		default:
+			f.markStale()
 		}
-		return true
+		return
 	case err != nil:
-		return true
+		f.markStale()
+		return
 	case r.Kind == client.BusinessFailure && r.After == nil:
-		return false // refused: nothing ran
+		return // refused: nothing ran
 	case r.After == nil:
-		return true
+		f.markStale()
+		return
 	}
 	a := r.After
 	if len(a.State) > 0 || a.StateOmitted > 0 || a.RecordsOmitted > 0 {
-		return true
+		f.markStale()
+		return
 	}
+	var removed []string
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	for _, rec := range a.Records {
-		if _, known := f.recordIDs[rec.ID]; rec.Removed || !known {
-			return true // gone, or new to the facade: a record enum may change
+		if _, known := f.recordIDs[rec.ID]; !known {
+			f.stale++ // new to the facade: a record enum may change
+			f.mu.Unlock()
+			return
+		}
+		if rec.Removed {
+			removed = append(removed, rec.ID)
 		}
 	}
-	return false
+	f.mu.Unlock()
+	if len(removed) > 0 {
+		f.dropRecords(removed)
+	}
+}
+
+// dropRecords takes removed records out of the last description and offers
+// the tools it now gives, without reading the list. It does so only when
+// that description held every record with its kind (then it knows which
+// templates' counts and enums each one was in); otherwise it marks the list
+// stale.
+func (f *Facade) dropRecords(ids []string) {
+	f.syncMu.Lock()
+	defer f.syncMu.Unlock()
+	f.mu.Lock()
+	last := f.last
+	f.mu.Unlock()
+	if last == nil || last.Context.RecordsTotal != len(last.Context.Records) {
+		f.markStale()
+		return
+	}
+	gone := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		gone[id] = true
+	}
+	d := *last
+	d.Capabilities = slices.Clone(last.Capabilities)
+	d.Context.Records = nil
+	byKind := map[string]int{}
+	offscreen := map[string]int{}
+	for _, rec := range last.Context.Records {
+		if !gone[rec.ID] {
+			d.Context.Records = append(d.Context.Records, rec)
+			continue
+		}
+		byKind[rec.Kind]++
+		if rec.Offscreen {
+			offscreen[rec.Kind]++
+		}
+		delete(gone, rec.ID)
+	}
+	if len(gone) > 0 { // a removed id the window did not hold
+		f.markStale()
+		return
+	}
+	dropped := len(last.Context.Records) - len(d.Context.Records)
+	d.Context.RecordsTotal -= dropped
+	d.Context.RecordIDs = slices.DeleteFunc(slices.Clone(last.Context.RecordIDs), func(id string) bool { return slices.Contains(ids, id) })
+	d.Context.RecordIDsTotal -= len(last.Context.RecordIDs) - len(d.Context.RecordIDs)
+	for i, c := range d.Capabilities {
+		if c.Record == nil {
+			continue
+		}
+		k := templateKind(c.ID)
+		rec := *c.Record
+		rec.Total = max(rec.Total-byKind[k], 0)
+		rec.Offscreen = max(rec.Offscreen-offscreen[k], 0)
+		d.Capabilities[i].Record = &rec
+	}
+	f.apply(toolDefs(&d, f.opts.RecordEnumLimit))
+	f.mu.Lock()
+	for _, id := range ids {
+		delete(f.recordIDs, id)
+	}
+	f.last = &d
+	f.mu.Unlock()
+	f.opts.Logger.Info("record enums updated from a call's observation, with no read of the list", "removed", len(ids))
 }
 
 // invokeResult maps the outcome of an invoke onto MCP: a success and a
@@ -665,6 +872,7 @@ func (f *Facade) context(ctx context.Context, in client.DescribeInput) (map[stri
 	if err := f.check(); err != nil {
 		return nil, err
 	}
+	f.asked()
 	d, err := f.c.Describe(ctx, in)
 	if err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package mcpfacade_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -47,6 +48,7 @@ type fixtureOptions struct {
 	transport func(s *surface.Surface) client.Transport // default KernelTransport
 	run       bool                                      // run the facade's loop (no polling)
 	enumLimit int
+	syncGap   time.Duration // default 1ms
 }
 
 func newFixture(t *testing.T, o fixtureOptions) *fixture {
@@ -71,7 +73,7 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 		tr = o.transport(s)
 	}
 	c := client.New(tr, client.Options{App: "orders", Backoff: func(int) time.Duration { return 0 }})
-	f.fac = mcpfacade.New(c, mcpfacade.Options{PollInterval: -1, RecordEnumLimit: o.enumLimit})
+	f.fac = mcpfacade.New(c, mcpfacade.Options{PollInterval: -1, RecordEnumLimit: o.enumLimit, SyncGap: cmp.Or(o.syncGap, time.Millisecond)})
 
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -599,8 +601,11 @@ func TestListChangedSeenDespiteAnotherCaller(t *testing.T) {
 
 // With the facade's loop running, a call that changes what the page offers
 // is followed by list_changed without anything else happening.
-func TestCallIsFollowedBySync(t *testing.T) {
-	f := newFixture(t, fixtureOptions{run: true})
+// A call that can have changed the list (here one with no observation)
+// spends no read of it; the next tools/list reads it, once.
+func TestCallMarksListStale(t *testing.T) {
+	var describes atomic.Int64
+	f := newFixture(t, fixtureOptions{run: true, transport: countingTransport(&describes)})
 	f.page.Lock(func(p *surfacetest.Page) {
 		p.Actions = append(p.Actions, surface.Action{ID: "orders.archive", Effect: "destructive",
 			InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false}`)})
@@ -618,18 +623,62 @@ func TestCallIsFollowedBySync(t *testing.T) {
 	if tl == nil || tl.Annotations.DestructiveHint == nil || !*tl.Annotations.DestructiveHint {
 		t.Fatalf("orders.archive: %+v", tl)
 	}
-	before := f.notifications()
+	before := describes.Load()
 	r, err := f.call(t, "orders-archive", map[string]any{})
 	if err != nil || r.IsError {
 		t.Fatalf("archive: %v %v", err, r)
 	}
-	f.waitListChanged(t)
-	if f.notifications() <= before {
-		t.Fatal("no list_changed after the call")
+	time.Sleep(20 * time.Millisecond) // a sync asked for would run here
+	if n := describes.Load() - before; n != 0 {
+		t.Errorf("%d describes after the call, before any tools/list", n)
 	}
 	b, _ := json.Marshal(f.tools(t)["update_note--order"].InputSchema)
 	if strings.Contains(string(b), "SO-1001") {
 		t.Errorf("the archived order is still offered: %s", b)
+	}
+	if n := describes.Load() - before; n != 1 {
+		t.Errorf("%d describes for the tools/list after the call, want 1", n)
+	}
+}
+
+// A call whose observation says its record was removed takes the record out
+// of the enums at once, without reading the list: the client hears
+// tools/list_changed, and its tools/list costs the page nothing.
+func TestRemovedRecordLeavesEnumWithoutRead(t *testing.T) {
+	var describes atomic.Int64
+	f := newFixture(t, fixtureOptions{run: true, transport: countingTransport(&describes)})
+	f.page.Lock(func(p *surfacetest.Page) {
+		p.Actions = append(p.Actions, surface.Action{ID: "archive@order", Effect: "destructive",
+			InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false}`),
+			Record:      &surface.RecordTemplate{Kind: "order"}})
+		p.Handlers["archive@order"] = func(p *surfacetest.Page, call surface.Call) (json.RawMessage, error) {
+			id := surfacetest.RecordID(call.Action)
+			p.Records = slices.DeleteFunc(p.Records, func(r surface.Record) bool { return r.ID == id })
+			return json.RawMessage(`{"title":"Archived"}`), nil
+		}
+	})
+	f.grant(t, "update_note@order", "archive@order")
+	if err := f.fac.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	f.waitListChanged(t)
+	before := describes.Load()
+	r, err := f.call(t, "archive--order", map[string]any{"record": "SO-1002"})
+	if err != nil || r.IsError {
+		t.Fatalf("archive: %v %v", err, r)
+	}
+	if a, _ := structured(t, r)["after"].(map[string]any); a == nil {
+		t.Fatalf("no observation: %v", structured(t, r))
+	}
+	f.waitListChanged(t)
+	for _, name := range []string{"update_note--order", "archive--order"} {
+		b, _ := json.Marshal(f.tools(t)[name].InputSchema)
+		if strings.Contains(string(b), "SO-1002") || !strings.Contains(string(b), "SO-1001") {
+			t.Errorf("%s after SO-1002 went: %s", name, b)
+		}
+	}
+	if n := describes.Load() - before; n != 0 {
+		t.Errorf("%d describes, want none: the observation said enough", n)
 	}
 }
 
@@ -853,5 +902,118 @@ func TestRefusedReplyIsNotUnreachable(t *testing.T) {
 	r, err := f.call(t, "orders-search", map[string]any{"query": "x"})
 	if err != nil || !r.IsError || structured(t, r)["code"] != mcpfacade.OutcomeUnknown || !strings.Contains(text(r), "larger than") {
 		t.Fatalf("invoke: %v %+v", err, r)
+	}
+}
+
+// countingTransport is the kernel's transport that counts the describes the
+// facade sends.
+func countingTransport(n *atomic.Int64) func(s *surface.Surface) client.Transport {
+	return func(s *surface.Surface) client.Transport {
+		return client.TransportFunc(func(ctx context.Context, req []byte) ([]byte, error) {
+			if strings.Contains(string(req), `"method":"describe"`) {
+				n.Add(1)
+			}
+			return s.HandleJSON(ctx, req), nil
+		})
+	}
+}
+
+// The page's rate budget is the agent's: 30 calls of any tool in a minute
+// under a 30-a-minute limit all get results, searches (which change the
+// page's state) included. The facade reads the list again when a client
+// asks for it, once for any number of calls before.
+func TestBurstOfAnyToolWithinRateLimit(t *testing.T) {
+	var describes atomic.Int64
+	f := newFixture(t, fixtureOptions{run: true, transport: countingTransport(&describes),
+		rateLimit: &surface.RateLimitOptions{MaxRequests: 30, Window: time.Minute}})
+	f.clock.Advance(2 * time.Minute) // the first sync's describe is out of the window
+	before := describes.Load()
+	for i := range 30 {
+		tool, args := "orders-search", map[string]any{"query": fmt.Sprintf("q%d", i)}
+		if i%3 == 2 {
+			tool, args = "update_note--order", map[string]any{"record": "SO-1002", "note": fmt.Sprintf("call %d", i)}
+		}
+		r, err := f.call(t, tool, args)
+		if err != nil || r.IsError {
+			t.Fatalf("call %d of 30 (%s): %v %v", i+1, tool, err, r)
+		}
+		time.Sleep(5 * time.Millisecond) // a sync asked for would run here
+	}
+	if n := describes.Load() - before; n != 0 {
+		t.Errorf("the facade spent %d of the page's 30 requests on describes during the calls", n)
+	}
+	f.clock.Advance(2 * time.Minute)
+	before = describes.Load()
+	f.tools(t)
+	f.tools(t)
+	if n := describes.Load() - before; n != 1 {
+		t.Errorf("tools/list after calls that changed the page's state read the list %d times, want once", n)
+	}
+}
+
+// A page that answers the facade's read with RATE_LIMITED and a retry time
+// of 1e12 ms cannot freeze the list: a navigation reads it again at once
+// (the old document's pause is over), and the pause is bounded anyway.
+func TestRateLimitedSyncPauseIsBounded(t *testing.T) {
+	var limited atomic.Bool
+	var describes atomic.Int64
+	f := newFixture(t, fixtureOptions{run: true, transport: func(s *surface.Surface) client.Transport {
+		return client.TransportFunc(func(ctx context.Context, req []byte) ([]byte, error) {
+			if strings.Contains(string(req), `"method":"describe"`) {
+				describes.Add(1)
+				if limited.Load() {
+					var env struct{ ID string }
+					_ = json.Unmarshal(req, &env)
+					return fmt.Appendf(nil, `{"protocol":"pling.surface/0.1","id":%q,"ok":false,"error":{"code":"RATE_LIMITED","message":"later","retryAfterMs":1000000000000}}`, env.ID), nil
+				}
+			}
+			return s.HandleJSON(ctx, req), nil
+		})
+	}})
+	limited.Store(true)
+	if err := f.fac.Sync(context.Background()); err == nil {
+		t.Fatal("sync succeeded")
+	}
+	if until := mcpfacade.PausedFor(f.fac); until > mcpfacade.MaxSyncPause {
+		t.Errorf("a sync refused with retryAfterMs 1e12 pauses reading the list for %v, more than %v", until, mcpfacade.MaxSyncPause)
+	}
+	limited.Store(false)
+	f.grant(t, "orders.search") // the new document offers less
+	before := describes.Load()
+	f.fac.Navigated()
+	f.waitListChanged(t)
+	if got := names(f.tools(t)); !slices.Equal(got, []string{"orders-search", mcpfacade.ContextToolName}) {
+		t.Errorf("after the navigation the list is %v", got)
+	}
+	if describes.Load() == before {
+		t.Error("no read after the navigation")
+	}
+}
+
+// A page that reloads in a storm, with a new list each time, gets one read
+// and the client one tools/list_changed per SyncGap, not one per reload.
+func TestNavigationStormIsCoalesced(t *testing.T) {
+	var describes atomic.Int64
+	const gap = 100 * time.Millisecond
+	f := newFixture(t, fixtureOptions{run: true, syncGap: gap, transport: countingTransport(&describes)})
+	before := describes.Load()
+	start := time.Now()
+	for i := range 100 {
+		if i%2 == 0 {
+			f.grant(t, "orders.search")
+		} else {
+			f.grant(t, "orders.search", "update_note@order")
+		}
+		f.fac.Navigated()
+		time.Sleep(5 * time.Millisecond)
+	}
+	took := time.Since(start)
+	time.Sleep(3 * gap)
+	most := int64(took/gap) + 2
+	if n := describes.Load() - before; n > most {
+		t.Errorf("%d reads of the list for 100 navigations in %v, want at most %d (one per %v)", n, took, most, gap)
+	}
+	if n := int64(f.notifications()); n > most {
+		t.Errorf("%d tools/list_changed for 100 navigations in %v, want at most %d", n, took, most)
 	}
 }
