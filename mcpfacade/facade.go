@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf16"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -36,9 +37,9 @@ const (
 // an answer from the page. The surface's own code is always in the error's
 // data, under "code"; clients branch on that.
 const (
-	// CodeSurfaceRefused: the surface refused the request (a protocol
-	// failure). Its INVALID_REQUEST, an input that failed the capability's
-	// schema, gets jsonrpc.CodeInvalidParams instead.
+	// CodeSurfaceRefused: the surface refused a read of the context
+	// resource (a protocol failure). A refused tool call is a tool result
+	// with isError instead.
 	CodeSurfaceRefused = -32000
 	// CodePageUnreachable: nothing was sent, or the page is gone.
 	CodePageUnreachable = -32001
@@ -521,8 +522,24 @@ func (f *Facade) callCapability(capability string) mcp.ToolHandler {
 		f.asked()
 		r, err := f.c.Invoke(ctx, capability, args, client.InvokeOptions{})
 		f.afterCall(r, err)
-		return invokeResult(r, err)
+		return invokeResult(r, err, f.declaredApproval(capability))
 	}
+}
+
+// declaredApproval is the approval the capability declared in the last
+// list read, or "".
+func (f *Facade) declaredApproval(id string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.last == nil {
+		return ""
+	}
+	for _, c := range f.last.Capabilities {
+		if c.ID == id {
+			return c.Approval
+		}
+	}
+	return ""
 }
 
 // afterCall decides what a call's outcome means for the tool list, so that
@@ -641,10 +658,12 @@ func (f *Facade) dropRecords(ids []string) {
 	f.opts.Logger.Info("record enums updated from a call's observation, with no read of the list", "removed", len(ids))
 }
 
-// invokeResult maps the outcome of an invoke onto MCP: a success and a
-// business failure are tool results (the latter with isError), a protocol
-// failure is a JSON-RPC error carrying the surface's code.
-func invokeResult(r *client.Result, err error) (*mcp.CallToolResult, error) {
+// invokeResult maps the outcome of an invoke onto MCP: a success, a
+// business failure and the surface's refusal are tool results (the latter
+// two with isError), each with a sentence a model can act on; what never
+// reached a tool outcome (another origin, an unreachable page) is a
+// JSON-RPC error. declared is the approval the capability declared.
+func invokeResult(r *client.Result, err error, declared string) (*mcp.CallToolResult, error) {
 	var unknown *client.OutcomeUnknownError
 	var perr *client.ProtocolError
 	var oe *OriginError
@@ -658,22 +677,32 @@ func invokeResult(r *client.Result, err error) (*mcp.CallToolResult, error) {
 		return toolResult(true,
 			"No trustworthy answer came back from the page, so it is not known whether this ran. "+
 				"Read "+ContextToolName+" to see the page's state before calling again.",
-			map[string]any{"code": OutcomeUnknown, "message": unknown.Err.Error(), "requestId": unknown.ID}), nil
+			map[string]any{"code": OutcomeUnknown, "message": pageText(unknown.Err.Error(), maxMessageShown, false), "requestId": unknown.ID}), nil
 	case errors.As(err, &perr) && perr.Code == surface.CodeInvalidRequest:
 		return badInput(perr), nil
 	case errors.As(err, &perr):
-		return nil, protocolError(perr)
+		return refusal(perr), nil
 	case errors.Is(err, client.ErrInvalidInput):
 		return badArguments(err), nil
 	case err != nil:
 		return nil, unreachable(err)
 	}
 	if r.Kind == client.BusinessFailure {
-		out := map[string]any{"code": r.Code, "message": r.Message, "requestId": r.ID}
+		code := businessCode(r.Code)
+		out := map[string]any{"code": code, "requestId": r.ID}
+		if r.Message != "" {
+			out["message"] = pageText(r.Message, maxMessageShown, false)
+		}
 		if r.After != nil {
 			out["after"] = r.After
 		}
-		return toolResult(true, "The page refused: "+r.Code+": "+r.Message, out), nil
+		msg := "The page refused the action"
+		if code == UnknownCode {
+			msg += " with a code that is not a plain error code (not shown)"
+		} else {
+			msg += " with its code " + code
+		}
+		return toolResult(true, msg+"."+pageMessage(r.Message), out), nil
 	}
 	out := map[string]any{"result": r.Value, "requestId": r.ID}
 	if r.After != nil {
@@ -682,21 +711,133 @@ func invokeResult(r *client.Result, err error) (*mcp.CallToolResult, error) {
 	if r.Approval != client.ApprovalNone {
 		out["approval"] = string(r.Approval)
 	}
-	return toolResult(false, approvalText(r.Approval), out), nil
+	return toolResult(false, approvalText(r.Approval, declared), out), nil
 }
 
-// approvalText says plainly whether the action took effect.
-func approvalText(a client.Approval) string {
+// UnknownCode stands in structuredContent for a code the page sent that the
+// facade does not echo: a protocol code outside the protocol's closed list,
+// or a business code that is not a plain error code.
+const UnknownCode = "UNKNOWN_CODE"
+
+// maxMessageShown bounds a message of the page's in a result, in characters.
+const maxMessageShown = 500
+
+// businessCode is a business failure's code when it is a plain error code
+// (A-Z, 0-9 and _, starting with a letter, at most 64), else UnknownCode:
+// the executor chooses its codes, and a code is echoed where a model reads
+// the facade's own words only when it cannot read as a sentence.
+func businessCode(c string) string {
+	if c == "" || len(c) > 64 || c[0] < 'A' || c[0] > 'Z' {
+		return UnknownCode
+	}
+	for i := 0; i < len(c); i++ {
+		if b := c[i]; !(b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '_') {
+			return UnknownCode
+		}
+	}
+	return c
+}
+
+// protocolCode is a protocol failure's code when it is one of the
+// protocol's closed list, else UnknownCode.
+func protocolCode(c surface.Code) string {
+	if slices.Contains(surface.Codes, c) {
+		return string(c)
+	}
+	return UnknownCode
+}
+
+// pageMessage is the page's message set apart as the page's: labelled,
+// quoted, bounded and visible, or "" when the page said nothing.
+func pageMessage(m string) string {
+	if strings.TrimSpace(m) == "" {
+		return ""
+	}
+	return " The page's message (its own words, not pling-mcp's): " + pageQuote(m, maxMessageShown) + "."
+}
+
+// refusal is the tool result for the surface's refusal of a call: a
+// sentence in the facade's voice that says what to do, the page's message
+// set apart, and the code (of the closed list, else UnknownCode) and retry
+// time in structuredContent. A refusal comes before the page's executor;
+// INTERNAL_ERROR and an unknown code say nothing of that, so they are
+// reported as not known to be done.
+func refusal(perr *client.ProtocolError) *mcp.CallToolResult {
+	code := protocolCode(perr.Code)
+	out := map[string]any{"code": code}
+	if perr.ID != "" {
+		out["requestId"] = perr.ID
+	}
+	if perr.Message != "" {
+		out["message"] = pageText(perr.Message, maxMessageShown, false)
+	}
+	if perr.RetryAfter > 0 {
+		out["retryAfterMs"] = perr.RetryAfter.Milliseconds()
+	}
+	return toolResult(true, refusalText(surface.Code(code), perr.RetryAfter)+pageMessage(perr.Message), out)
+}
+
+// refusalText is what the facade says of a refusal with a known code.
+func refusalText(c surface.Code, retry time.Duration) string {
+	const nothing = "; nothing was done."
+	switch c {
+	case surface.CodeRateLimited:
+		return "Rate limited by the page: retry after " + waitText(retry) + nothing
+	case surface.CodeSessionRequired:
+		return "The page has no session for the agent" + nothing + " A person has to grant the agent access in the page."
+	case surface.CodeSessionInvalid:
+		return "The page does not accept the agent's session" + nothing + " A person has to grant the agent access in the page again."
+	case surface.CodeSessionExpired:
+		return "The agent's session with the page has expired" + nothing + " A person has to grant the agent access in the page again."
+	case surface.CodeSessionRevoked:
+		return "A person revoked the agent's session in the page" + nothing + " Do not call the page's tools until access is granted again."
+	case surface.CodeCapabilityNotExposed:
+		return "The page does not offer this action to the agent now" + nothing + " The tool list is read again; list the tools to see what is offered."
+	case surface.CodeReplayDetected:
+		return "The page refused this request as a repeat of one it has already seen" + nothing + " Read " + ContextToolName + " to see whether the earlier one took effect."
+	case surface.CodeRateLimitUnavailable:
+		return "The page could not check its rate limit and refused" + nothing + " Try again later."
+	case surface.CodeReplayGuardUnavailable:
+		return "The page could not check its replay guard and refused" + nothing + " Try again later."
+	case surface.CodeProtocolVersionUnsupported, surface.CodeMethodNotSupported:
+		return "The page does not speak the protocol version or method pling-mcp sent" + nothing
+	case surface.CodeInternalError:
+		return "The page reported an internal error: it is not known whether this ran. Read " + ContextToolName + " before calling again."
+	}
+	return "The page refused with a code that is not the protocol's (not shown): treat it as not done, and read " + ContextToolName + " before calling again."
+}
+
+// waitText words a retry time, bounded: a page can ask for any.
+func waitText(d time.Duration) string {
+	switch s := (d + time.Second - 1) / time.Second; {
+	case d <= 0:
+		return "a moment"
+	case d > 24*time.Hour:
+		return "more than a day (as the page says)"
+	default:
+		return fmt.Sprintf("%d s", s)
+	}
+}
+
+// approvalText says plainly whether the action took effect, as the page
+// reports it: every approval is the page's claim, which pling-mcp cannot
+// check, and reads as one. declared is the approval the capability
+// declared ("", "none", "always", "ask" or the page's own).
+func approvalText(a client.Approval, declared string) string {
 	switch a {
 	case client.ApprovalNone:
 		return "Done."
 	case client.ApprovalGranted:
-		return "Done: a person approved it in the page."
+		s := "Done, the page says: the page says a person approved it in the page (its claim; pling-mcp cannot check it)."
+		if declared == "" || declared == "none" {
+			s += " The page declares this action as needing no approval."
+		}
+		return s
 	case client.ApprovalPending:
 		return "Not done yet: a person has to approve this in the page first, and nothing has changed until they do. " +
 			"Calling again does not speed it up. Read " + ContextToolName + " later to see whether it was approved."
 	case client.ApprovalDenied:
-		return "Not done: a person declined it in the page. Nothing changed."
+		return "Not done: the page says a person declined it in the page. Nothing changed."
 	default:
 		return "Not known to be done: the page reported an approval status that is not known. " +
 			"Treat it as not done, and read " + ContextToolName + " to check."
@@ -704,7 +845,10 @@ func approvalText(a client.Approval) string {
 }
 
 // toolResult is a result with structured content and the same content as
-// JSON text after a plain sentence, for clients that read only text.
+// JSON text after a plain sentence, for clients that read only text. In
+// that text every character that would not show as itself is escaped
+// (\uXXXX), so the page's values, which the JSON holds as they are, hide
+// nothing from a reader.
 func toolResult(isError bool, text string, structured map[string]any) *mcp.CallToolResult {
 	b, err := json.Marshal(structured)
 	if err != nil {
@@ -713,29 +857,63 @@ func toolResult(isError bool, text string, structured map[string]any) *mcp.CallT
 	return &mcp.CallToolResult{
 		IsError:           isError,
 		StructuredContent: json.RawMessage(b),
-		Content:           []mcp.Content{&mcp.TextContent{Text: text + "\n" + string(b)}},
+		Content:           []mcp.Content{&mcp.TextContent{Text: text + "\n" + visibleJSON(b)}},
 	}
+}
+
+// visibleJSON escapes in JSON text every character that would not show as
+// itself. Outside strings JSON text from json.Marshal holds none, so the
+// text keeps its value.
+func visibleJSON(b []byte) string {
+	if !bytes.ContainsFunc(b, hidden) {
+		return string(b)
+	}
+	var out strings.Builder
+	for _, r := range string(b) {
+		switch {
+		case !hidden(r):
+			out.WriteRune(r)
+		case r > 0xFFFF:
+			r1, r2 := utf16.EncodeRune(r)
+			fmt.Fprintf(&out, "\\u%04x\\u%04x", r1, r2)
+		default:
+			fmt.Fprintf(&out, "\\u%04x", r)
+		}
+	}
+	return out.String()
 }
 
 // badInput is the tool result for input the surface refused: the model
 // reads the violations (each with its path) and can correct the call, as
 // MCP prefers for input errors. Nothing ran.
 func badInput(perr *client.ProtocolError) *mcp.CallToolResult {
-	out := map[string]any{"code": perr.Code, "message": perr.Message}
+	out := map[string]any{"code": perr.Code}
+	if perr.Message != "" {
+		out["message"] = pageText(perr.Message, maxMessageShown, false)
+	}
 	if perr.ID != "" {
 		out["requestId"] = perr.ID
 	}
 	msg := "The page refused the arguments; nothing was done. Correct them and call again."
 	if len(perr.Violations) > 0 {
-		out["violations"] = perr.Violations
-		for _, v := range perr.Violations {
+		vs := perr.Violations[:min(len(perr.Violations), maxViolationsShown)]
+		shown := make([]surface.Violation, len(vs))
+		for i, v := range vs {
+			shown[i] = surface.Violation{InstancePath: pageText(v.InstancePath, maxIDShown, false), Keyword: pageText(v.Keyword, maxIDShown, false), Message: pageText(v.Message, maxIDShown, false)}
 			msg += fmt.Sprintf("\n- at %s (%s): %s", pageQuote(v.InstancePath, maxIDShown), pageText(v.Keyword, maxIDShown, false), pageText(v.Message, maxIDShown, false))
 		}
-	} else if perr.Message != "" {
-		msg += " The page says: " + pageQuote(perr.Message, maxDescriptionShown)
+		if len(perr.Violations) > len(vs) {
+			msg += fmt.Sprintf("\n- and %d more", len(perr.Violations)-len(vs))
+		}
+		out["violations"] = shown
+	} else {
+		msg += pageMessage(perr.Message)
 	}
 	return toolResult(true, msg, out)
 }
+
+// maxViolationsShown bounds the violations a result lists.
+const maxViolationsShown = 20
 
 // badArguments is the tool result for arguments the facade could not read
 // at all. Nothing was sent.
@@ -744,25 +922,22 @@ func badArguments(err error) *mcp.CallToolResult {
 		map[string]any{"code": InvalidArguments, "message": err.Error()})
 }
 
-// protocolError is the JSON-RPC error for a surface's protocol failure,
-// with everything the surface said in data.
+// protocolError is the JSON-RPC error for a surface's refusal of a read of
+// the resource, which is no tool outcome: the code of the closed list (else
+// UnknownCode) and the page's message, bounded and visible, in data.
 func protocolError(perr *client.ProtocolError) *jsonrpc.Error {
-	data := map[string]any{"code": perr.Code, "message": perr.Message}
+	code := protocolCode(perr.Code)
+	data := map[string]any{"code": code}
+	if perr.Message != "" {
+		data["message"] = pageText(perr.Message, maxMessageShown, false)
+	}
 	if perr.ID != "" {
 		data["requestId"] = perr.ID
 	}
 	if perr.RetryAfter > 0 {
 		data["retryAfterMs"] = perr.RetryAfter.Milliseconds()
 	}
-	if len(perr.Violations) > 0 {
-		data["violations"] = perr.Violations
-	}
-	code := int64(CodeSurfaceRefused)
-	msg := string(perr.Code)
-	if perr.Message != "" {
-		msg += ": " + perr.Message
-	}
-	return wireError(code, msg, data)
+	return wireError(CodeSurfaceRefused, refusalText(surface.Code(code), perr.RetryAfter)+pageMessage(perr.Message), data)
 }
 
 // rpcError is the JSON-RPC error for a describe that got no description.
@@ -846,6 +1021,8 @@ func (f *Facade) callContext(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	switch {
 	case errors.As(err, &perr) && perr.Code == surface.CodeInvalidRequest:
 		return badInput(perr), nil
+	case errors.As(err, &perr):
+		return refusal(perr), nil
 	case err != nil:
 		return nil, rpcError(err)
 	}
