@@ -301,7 +301,11 @@ func (f *Facade) sync(ctx context.Context, reason string, onlyIfStale bool) erro
 		f.syncFailed(err)
 		return err
 	}
-	f.apply(toolDefs(&d.Description, f.opts.RecordEnumLimit))
+	defs := toolDefs(&d.Description, f.opts.RecordEnumLimit)
+	if n := len(d.Capabilities) - len(defs); n > 0 {
+		f.opts.Logger.Warn("capabilities not offered as tools: past the bounds on tools and schemas, or withheld", "count", n, "offered", len(defs))
+	}
+	f.apply(defs)
 	ids := make(map[string]struct{}, len(d.Context.RecordIDs))
 	for _, id := range d.Context.RecordIDs {
 		ids[id] = struct{}{}

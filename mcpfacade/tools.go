@@ -186,6 +186,50 @@ func recordEnum(c surface.Capability, ctx surface.Context, limit int) []string {
 	return ids
 }
 
+// Bounds on what one description may make the facade build and keep.
+// A page's reply is bounded at 2 MiB, but a tool costs the facade and the
+// SDK far more than its bytes: 15,001 tools took pling-mcp to 127 MB.
+const (
+	// MaxTools is how many capabilities are offered as tools at most, in
+	// the page's order; the log says how many more there were.
+	MaxTools = 1000
+	// maxSchemaNodes bounds the values and members of one capability's
+	// input schema (jsonNodes); a capability with a larger one gets no
+	// tool.
+	maxSchemaNodes = 5000
+	// maxTotalSchemaNodes bounds those of all tools together; past it,
+	// capabilities get no tool.
+	maxTotalSchemaNodes = 20000
+)
+
+// jsonNodes counts the values of a JSON text (each member's value, each
+// element, the top value), from its bytes alone: every value but the first
+// follows a ':' or a ',' outside strings, or opens an array. A member past
+// an object's first is counted twice (its ',' and its ':'), so the count
+// is at most twice the values and never fewer. It is linear and allocates
+// nothing; text that is not JSON gets some count, and the decoder refuses
+// it later.
+func jsonNodes(raw []byte) int {
+	n := 0
+	in, esc := false, false
+	for _, c := range raw {
+		switch {
+		case in && esc:
+			esc = false
+		case in && c == '\\':
+			esc = true
+		case in && c == '"':
+			in = false
+		case in:
+		case c == '"':
+			in = true
+		case c == ':' || c == ',' || c == '[':
+			n++
+		}
+	}
+	return n + 1
+}
+
 // toolDefs maps a description to tools: one per capability, in the
 // description's order, each named from its id alone (toolName). Ids whose
 // names collide are all withheld: a name never means two capabilities.
@@ -201,11 +245,23 @@ func toolDefs(d *surface.Description, enumLimit int) []toolDef {
 		count[names[i]]++
 		folds[strings.ToLower(c.ID)]++
 	}
-	defs := make([]toolDef, 0, len(d.Capabilities))
+	defs := make([]toolDef, 0, min(len(d.Capabilities), MaxTools))
+	schemaNodes := 0
 	for i, c := range d.Capabilities {
 		if count[names[i]] > 1 {
 			continue
 		}
+		if len(defs) == MaxTools {
+			break
+		}
+		// Decoded, served and resolved by the SDK, each member of a schema
+		// costs hundreds of bytes: one of 150,000 members took pling-mcp
+		// to 107 MB. The members are counted before anything is decoded.
+		n := jsonNodes(c.InputSchema)
+		if n > maxSchemaNodes || schemaNodes+n > maxTotalSchemaNodes {
+			continue
+		}
+		schemaNodes += n
 		schema := inputSchema(c, recordEnum(c, d.Context, enumLimit))
 		if hidesText(schema) {
 			// A parameter name or a value the model must send back as it

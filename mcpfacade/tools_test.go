@@ -112,8 +112,43 @@ func TestToolNamingScales(t *testing.T) {
 	for _, d := range defs {
 		names[d.tool.Name] = true
 	}
-	if len(defs) != len(caps) || len(names) != len(caps) {
-		t.Fatalf("%d tools, %d names for %d capabilities", len(defs), len(names), len(caps))
+	if len(defs) != MaxTools || len(names) != MaxTools {
+		t.Fatalf("%d tools, %d names for %d capabilities, want the first %d", len(defs), len(names), len(caps), MaxTools)
+	}
+	for _, c := range caps {
+		names[toolName(c.ID)] = true
+	}
+	if len(names) != len(caps) {
+		t.Fatalf("%d names for %d ids", len(names), len(caps))
+	}
+}
+
+// A description cannot make the facade build more than it bounds: at most
+// MaxTools tools, and no schema past its bound, alone or together.
+func TestToolBounds(t *testing.T) {
+	big := `{"type":"object","properties":{` + strings.Repeat(`"p":{},`, maxSchemaNodes) + `"q":{}}}`
+	defs := toolDefs(&surface.Description{Capabilities: []surface.Capability{
+		{ID: "big", InputSchema: json.RawMessage(big)},
+		{ID: "small", InputSchema: json.RawMessage(`{"type":"object"}`)},
+	}}, 0)
+	if len(defs) != 1 || defs[0].capability != "small" {
+		t.Errorf("a %d-byte schema is offered: %d tools", len(big), len(defs))
+	}
+	// About 4,000 values each, with text that holds what looks like members.
+	mid := `{"type":"object","description":"a:b,c[","properties":{` + strings.Repeat(`"p":{},`, 1999) + `"q":{}}}`
+	nodes := jsonNodes([]byte(mid))
+	if nodes < 4000 || nodes > maxSchemaNodes {
+		t.Fatalf("jsonNodes = %d", nodes)
+	}
+	caps := make([]surface.Capability, 20)
+	for i := range caps {
+		caps[i] = surface.Capability{ID: fmt.Sprintf("m%d", i), InputSchema: json.RawMessage(mid)}
+	}
+	if n := len(toolDefs(&surface.Description{Capabilities: caps}, 0)); n*nodes > maxTotalSchemaNodes || n == 0 {
+		t.Errorf("%d tools of %d schema nodes each, past the total bound %d", n, nodes, maxTotalSchemaNodes)
+	}
+	if got := jsonNodes([]byte(`{"a":"x\",:[","b":[1,2]}`)); got != 6 {
+		t.Errorf("jsonNodes counted %d, want 6 (5 values, the second member counted twice)", got)
 	}
 }
 
