@@ -144,12 +144,19 @@ func buildFacade(t *testing.T) string {
 // test binaries running side by side never see a half-made one.
 func tsClientDir(t *testing.T) string {
 	t.Helper()
+	return npmDir(t, "the TypeScript MCP client", "tsclient", "mcp-tsclient", []string{"package.json", "package-lock.json", "driver.mjs"}, true)
+}
+
+// npmDir installs the npm project in mcpfacade/testdata/<src> (its files)
+// under build/<build>/<hash of the files>, once, and returns where. With
+// ignoreScripts no package's install script runs.
+func npmDir(t *testing.T, what, srcName, buildName string, files []string, ignoreScripts bool) string {
+	t.Helper()
 	npm, err := exec.LookPath("npm")
 	if err != nil {
-		t.Fatalf("npm is needed to install the TypeScript MCP client: %v", err)
+		t.Fatalf("npm is needed to install %s: %v", what, err)
 	}
-	src := filepath.Join("..", "mcpfacade", "testdata", "tsclient")
-	files := []string{"package.json", "package-lock.json", "driver.mjs"}
+	src := filepath.Join("..", "mcpfacade", "testdata", srcName)
 	h := sha256.New()
 	contents := map[string][]byte{}
 	for _, f := range files {
@@ -161,7 +168,7 @@ func tsClientDir(t *testing.T) string {
 		fmt.Fprintf(h, "%s %d\n", f, len(b))
 		h.Write(b)
 	}
-	root, err := filepath.Abs(filepath.Join("..", "build", "mcp-tsclient"))
+	root, err := filepath.Abs(filepath.Join("..", "build", buildName))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,17 +190,21 @@ func tsClientDir(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
-	cmd := exec.Command(npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error")
+	args := []string{"ci", "--no-audit", "--no-fund", "--loglevel=error"}
+	if ignoreScripts {
+		args = append(args, "--ignore-scripts")
+	}
+	cmd := exec.Command(npm, args...)
 	cmd.Dir = tmp
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("npm ci for the TypeScript MCP client: %v\n%s", err, out)
+		t.Fatalf("npm ci for %s: %v\n%s", what, err, out)
 	}
 	if err := os.WriteFile(filepath.Join(tmp, ".installed"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Rename(tmp, dir); err != nil {
 		if _, serr := os.Stat(done); serr != nil {
-			t.Fatalf("install the TypeScript MCP client: %v", err)
+			t.Fatalf("install %s: %v", what, err)
 		}
 		// Another test binary made it first.
 	}
@@ -769,14 +780,12 @@ func TestMCPPageTransport(t *testing.T) {
 	})
 }
 
-// The command over streamable HTTP on loopback, called by the go-sdk client.
-func TestMCPFacadeOverHTTP(t *testing.T) {
-	bin := buildFacade(t)
-	br := startMCPBrowser(t)
-	url := siteURL + "/?http=" + randomHex(t, 6)
-	p := openMCPDemo(t, br, url)
-
-	cmd := exec.Command(bin, "-http", "127.0.0.1:0", "-devtools", br.wsURL, "-url", url, "-app", "orders", "-poll", "0")
+// serveFacadeHTTP runs pling-mcp over streamable HTTP on a free loopback
+// port with args, and returns its endpoint. It is interrupted when the
+// test ends, and must stop cleanly.
+func serveFacadeHTTP(t *testing.T, bin string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"-http", "127.0.0.1:0"}, args...)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -827,6 +836,17 @@ func TestMCPFacadeOverHTTP(t *testing.T) {
 	case <-time.After(testTimeout):
 		t.Fatal("pling-mcp never said where it serves")
 	}
+	return endpoint
+}
+
+// The command over streamable HTTP on loopback, called by the go-sdk client.
+func TestMCPFacadeOverHTTP(t *testing.T) {
+	bin := buildFacade(t)
+	br := startMCPBrowser(t)
+	url := siteURL + "/?http=" + randomHex(t, 6)
+	p := openMCPDemo(t, br, url)
+
+	endpoint := serveFacadeHTTP(t, bin, "-devtools", br.wsURL, "-url", url, "-app", "orders", "-poll", "0")
 
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
