@@ -606,26 +606,32 @@ func TestListChangedSeenDespiteAnotherCaller(t *testing.T) {
 	}
 }
 
-// With the facade's loop running, a call that changes what the page offers
-// is followed by list_changed without anything else happening.
+// offer adds a destructive action without input to the fixture's page,
+// grants scope, reads the list and waits until the client hears of it.
+func (f *fixture) offer(t *testing.T, a surface.Action, h surfacetest.Handler, scope ...string) {
+	t.Helper()
+	a.Effect = "destructive"
+	a.InputSchema = json.RawMessage(`{"type":"object","additionalProperties":false}`)
+	f.page.Lock(func(p *surfacetest.Page) {
+		p.Actions = append(p.Actions, a)
+		p.Handlers[a.ID] = h
+	})
+	f.grant(t, scope...)
+	if err := f.fac.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	f.waitListChanged(t)
+}
+
 // A call that can have changed the list (here one with no observation)
 // spends no read of it; the next tools/list reads it, once.
 func TestCallMarksListStale(t *testing.T) {
 	var describes atomic.Int64
 	f := newFixture(t, fixtureOptions{run: true, transport: countingTransport(&describes)})
-	f.page.Lock(func(p *surfacetest.Page) {
-		p.Actions = append(p.Actions, surface.Action{ID: "orders.archive", Effect: "destructive",
-			InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false}`)})
-		p.Handlers["orders.archive"] = func(p *surfacetest.Page, _ surface.Call) (json.RawMessage, error) {
-			p.Records = p.Records[1:]
-			return json.RawMessage(`{"title":"Archived one"}`), nil
-		}
-	})
-	f.grant(t, "orders.search", "update_note@order", "orders.archive")
-	if err := f.fac.Sync(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	f.waitListChanged(t)
+	f.offer(t, surface.Action{ID: "orders.archive"}, func(p *surfacetest.Page, _ surface.Call) (json.RawMessage, error) {
+		p.Records = p.Records[1:]
+		return json.RawMessage(`{"title":"Archived one"}`), nil
+	}, "orders.search", "update_note@order", "orders.archive")
 	tl := f.tools(t)["orders-archive"]
 	if tl == nil || tl.Annotations.DestructiveHint == nil || !*tl.Annotations.DestructiveHint {
 		t.Fatalf("orders.archive: %+v", tl)
@@ -654,21 +660,11 @@ func TestCallMarksListStale(t *testing.T) {
 func TestRemovedRecordLeavesEnumWithoutRead(t *testing.T) {
 	var describes atomic.Int64
 	f := newFixture(t, fixtureOptions{run: true, transport: countingTransport(&describes)})
-	f.page.Lock(func(p *surfacetest.Page) {
-		p.Actions = append(p.Actions, surface.Action{ID: "archive@order", Effect: "destructive",
-			InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false}`),
-			Record:      &surface.RecordTemplate{Kind: "order"}})
-		p.Handlers["archive@order"] = func(p *surfacetest.Page, call surface.Call) (json.RawMessage, error) {
-			id := surfacetest.RecordID(call.Action)
-			p.Records = slices.DeleteFunc(p.Records, func(r surface.Record) bool { return r.ID == id })
-			return json.RawMessage(`{"title":"Archived"}`), nil
-		}
-	})
-	f.grant(t, "update_note@order", "archive@order")
-	if err := f.fac.Sync(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	f.waitListChanged(t)
+	f.offer(t, surface.Action{ID: "archive@order", Record: &surface.RecordTemplate{Kind: "order"}}, func(p *surfacetest.Page, call surface.Call) (json.RawMessage, error) {
+		id := surfacetest.RecordID(call.Action)
+		p.Records = slices.DeleteFunc(p.Records, func(r surface.Record) bool { return r.ID == id })
+		return json.RawMessage(`{"title":"Archived"}`), nil
+	}, "update_note@order", "archive@order")
 	before := describes.Load()
 	r, err := f.call(t, "archive--order", map[string]any{"record": "SO-1002"})
 	if err != nil || r.IsError {
