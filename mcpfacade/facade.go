@@ -955,8 +955,11 @@ func rpcError(err error) *jsonrpc.Error {
 	case errors.As(err, &perr):
 		return protocolError(perr)
 	case errors.As(err, &rerr):
-		return wireError(CodeUnreadableReply, "the page answered, and the answer was refused: "+rerr.Error(),
-			map[string]any{"code": UnreadableReply, "message": rerr.Error()})
+		// The client's words, which may quote a few bytes of the page's:
+		// bounded and made visible all the same.
+		msg := pageText(rerr.Error(), maxMessageShown, false)
+		return wireError(CodeUnreadableReply, "the page answered, and the answer was refused: "+msg,
+			map[string]any{"code": UnreadableReply, "message": msg})
 	}
 	return unreachable(err)
 }
@@ -964,7 +967,7 @@ func rpcError(err error) *jsonrpc.Error {
 // unreachable is the JSON-RPC error for a call that got no answer and
 // cannot have run.
 func unreachable(err error) *jsonrpc.Error {
-	return wireError(CodePageUnreachable, "the page could not be reached: "+err.Error(), map[string]any{"code": PageUnreachable})
+	return wireError(CodePageUnreachable, "the page could not be reached: "+pageText(err.Error(), maxMessageShown, false), map[string]any{"code": PageUnreachable})
 }
 
 func wireError(code int64, msg string, data map[string]any) *jsonrpc.Error {
