@@ -410,3 +410,31 @@ func TestMCPHostileMirrorMemory(t *testing.T) {
 		})
 	}
 }
+
+// The page's rate budget is the agent's: against the demo's 30 requests a
+// minute, 25 quick searches (each of which changes the page's state) all
+// get results. Before, pling-mcp read the list again after each, and 25
+// searches got 15 results.
+func TestMCPSearchesWithinRateBudget(t *testing.T) {
+	br := startMCPBrowser(t)
+	url := siteURL + "/?budget=" + randomHex(t, 6)
+	openMCPDemo(t, br, url)
+	cs, _, _ := startFacadeProcess(t, "-devtools", br.wsURL, "-url", url, "-app", "orders", "-poll", "0")
+	ctx := context.Background()
+	got := 0
+	for i := range 25 {
+		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "orders-search", Arguments: map[string]any{"query": "SO-10" + strconv.Itoa(i%10)}})
+		switch {
+		case err != nil:
+			t.Errorf("search %d: %v", i+1, err)
+		case r.IsError:
+			b, _ := json.Marshal(r.StructuredContent)
+			t.Errorf("search %d: %s", i+1, b)
+		default:
+			got++
+		}
+	}
+	if got != 25 {
+		t.Errorf("%d of 25 searches got results", got)
+	}
+}
