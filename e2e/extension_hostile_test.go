@@ -716,3 +716,71 @@ func TestExtensionHostileCodes(t *testing.T) {
 		}
 	}
 }
+
+// TestExtensionPanelWords: every piece of the page's text in the panel is
+// visibly the page's, and every sentence of the panel's is true. The
+// page's title, written in the panel's voice, is labelled as the page's;
+// ids that differ only in case, or mix scripts, are flagged; a reply the
+// extension refused is labelled as the extension's refusal, not in the
+// page's words; after a cross-origin navigation the header no longer shows
+// the old origin and title.
+func TestExtensionPanelWords(t *testing.T) {
+	b := startExtensionBrowser(t)
+	pageURL := hostilePage(siteURL, "words", 0)
+	p := b.openTab(t, pageURL)
+	panel := b.openPanel(t, pageURL)
+	waitConnected(t, panel)
+	waitPage(t, panel, `document.querySelector('[data-testid="ext-capabilities"]').dataset.complete === "true"`)
+
+	header := evalPage[string](t, panel, `document.querySelector('[data-testid="ext-target"]').textContent`)
+	if !strings.Contains(header, "in the page's words: Private channel") {
+		t.Errorf("the header shows the page's title unmarked: %q", header)
+	}
+	look := evalPage[map[string]string](t, panel, `Object.fromEntries([...document.querySelectorAll('[data-testid="ext-capabilities"] button')].map((b) => [b.dataset.testid, (b.querySelector(".lookalike") || {}).textContent || ""]))`)
+	if !strings.Contains(look["ext-cap-\u0430pprove"], "mixes scripts (Cyrillic, Latin)") {
+		t.Errorf("the Cyrillic look-alike is not flagged: %q", look)
+	}
+	for _, id := range []string{"approve", "Approve"} {
+		if !strings.Contains(look["ext-cap-"+id], "only in letter case") {
+			t.Errorf("%s is not flagged as differing only in case: %q", id, look["ext-cap-"+id])
+		}
+	}
+	if look["ext-cap-notes.add"] != "" {
+		t.Errorf("notes.add is flagged: %q", look["ext-cap-notes.add"])
+	}
+
+	selectCapability(t, panel, "notes.add")
+	typeInto(t, panel, "ext-field-note", "hello")
+	got := invokeFromPanel(t, panel)
+	if got.Code != "MALFORMED_RESPONSE" || strings.Contains(got.Text, "in the page's words") || !strings.Contains(got.Text, "the extension's own") {
+		t.Errorf("the extension's own refusal of a reply reads %+v", got)
+	}
+
+	other := foreignURLs["cross-site"]
+	if err := chromedp.Do(p.ctx, chromedp.Navigate(hostilePage(other, "plain", 0))); err != nil {
+		t.Fatal(err)
+	}
+	waitPage(t, panel, `document.querySelector('[data-testid="ext-status"]').dataset.state === "not-scriptable"`)
+	header = evalPage[string](t, panel, `document.querySelector('[data-testid="ext-target"]').textContent`)
+	if strings.Contains(header, siteURL) || strings.Contains(header, "verified by Pling") {
+		t.Errorf("after a cross-origin navigation the header still reads %q", header)
+	}
+}
+
+// TestExtensionPanelSaysWhoClosed: after a call timed out on the private
+// channel the content script closes the channel; the panel says the
+// extension closed it, not the page.
+func TestExtensionPanelSaysWhoClosed(t *testing.T) {
+	b := startExtensionBrowser(t)
+	pageURL := hostilePage(siteURL, "busy", 1) // never answers an invoke
+	b.openTab(t, pageURL)
+	panel := b.openPanel(t, pageURL)
+	waitConnected(t, panel)
+	selectCapability(t, panel, "notes.add")
+	typeInto(t, panel, "ext-field-note", "unanswered")
+	click(t, panel, "ext-invoke")
+	waitFor(t, panel, 60*time.Second, `document.querySelector('[data-testid="ext-status"]').dataset.state === "closed"`)
+	if _, text := panelStatus(t, panel); strings.Contains(text, "page's surface closed") || !strings.Contains(text, "extension closed") {
+		t.Errorf("after the extension closed the channel the panel says %q", text)
+	}
+}

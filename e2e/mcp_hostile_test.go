@@ -361,3 +361,80 @@ func TestMCPLargeReplyPassesDevToolsBound(t *testing.T) {
 		call(t, cs, cmd.Process.Pid)
 	})
 }
+
+// What a DevTools client mirrors of a page (its DOM, its frames) and what
+// the facade builds from a description are the page's to grow: pling-mcp
+// subscribes to none of the first and bounds the second, so it stays under
+// 100 MB resident whatever the page does. Before, 100 attributes of 4 MB on
+// <html> took it to 623 MB, 20,000 comments of 64 KB to 349 MB, 400
+// iframes with 1 MB names to 585 MB, and a list of 15,001 tools to 110 MB.
+func TestMCPHostileMirrorMemory(t *testing.T) {
+	for _, tc := range []struct{ name, query string }{
+		{"attributes", "mirror=attrs&n=100&size=4000000"},
+		{"comments", "mirror=comments&n=20000&size=65536"},
+		{"frames", "mirror=frames&n=400&size=1000000"},
+		{"tools", "tools=15001"},
+		{"schema members", "members=150000"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			url := siteURL + "/e2e/mcp-hostile.html?" + tc.query
+			cs, cmd, _ := startFacadeProcess(t, "-url", url, "-app", "orders", "-poll", "0", "-timeout", "60s")
+			ctx := context.Background()
+			// The first request set the page off; the page says in its
+			// state when it is done, and a little later what it made has
+			// reached pling-mcp.
+			deadline := time.Now().Add(2 * time.Minute)
+			for {
+				r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: mcpfacade.ContextToolName, Arguments: map[string]any{}})
+				if err != nil {
+					t.Fatalf("page_context: %v", err)
+				}
+				b, _ := json.Marshal(r.StructuredContent)
+				if !strings.Contains(tc.query, "mirror") || strings.Contains(string(b), `"filled":true`) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the page never finished: %s", b)
+				}
+				time.Sleep(time.Second)
+			}
+			time.Sleep(2 * time.Second)
+			if _, err := cs.ListTools(ctx, nil); err != nil {
+				t.Fatalf("tools/list: %v", err)
+			}
+			rss := peakRSS(t, cmd.Process.Pid)
+			t.Logf("pling-mcp peak resident memory: %.1f MB", float64(rss)/1e6)
+			if rss > 100<<20 {
+				t.Errorf("pling-mcp peaked at %.1f MB resident, over 100 MB", float64(rss)/1e6)
+			}
+		})
+	}
+}
+
+// The page's rate budget is the agent's: against the demo's 30 requests a
+// minute, 25 quick searches (each of which changes the page's state) all
+// get results. Before, pling-mcp read the list again after each, and 25
+// searches got 15 results.
+func TestMCPSearchesWithinRateBudget(t *testing.T) {
+	br := startMCPBrowser(t)
+	url := siteURL + "/?budget=" + randomHex(t, 6)
+	openMCPDemo(t, br, url)
+	cs, _, _ := startFacadeProcess(t, "-devtools", br.wsURL, "-url", url, "-app", "orders", "-poll", "0")
+	ctx := context.Background()
+	got := 0
+	for i := range 25 {
+		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "orders-search", Arguments: map[string]any{"query": "SO-10" + strconv.Itoa(i%10)}})
+		switch {
+		case err != nil:
+			t.Errorf("search %d: %v", i+1, err)
+		case r.IsError:
+			b, _ := json.Marshal(r.StructuredContent)
+			t.Errorf("search %d: %s", i+1, b)
+		default:
+			got++
+		}
+	}
+	if got != 25 {
+		t.Errorf("%d of 25 searches got results", got)
+	}
+}

@@ -26,6 +26,7 @@
   // or sent to it, whatever the page answers.
   const APPS_SHOWN = 20;
   const clients = new Map(); // app -> Promise of a SurfaceClient
+  const closedHere = new WeakSet(); // clients this script closed itself
 
   // clientFor returns a live client, connecting on first use and again once
   // the previous one ended. The client opens the page's private channel
@@ -41,7 +42,7 @@
     const opening = connect({ app, describeTimeoutMs: 5000, connectTimeoutMs: 3000 }).then((c) => {
       c.ended.then((reason) => {
         if (clients.get(key) === opening) clients.delete(key);
-        tell({ type: "pling.ended", app: c.app ?? null, transport: c.transport, error: reason.toJSON() });
+        tell({ type: "pling.ended", app: c.app ?? null, transport: c.transport, error: reason.toJSON(), closedHere: closedHere.has(c) });
       });
       return c;
     });
@@ -60,7 +61,10 @@
     try {
       return { ...(await fn(c)), app: c.app ?? null, transport: c.transport, privateRefused: c.privateRefused ?? null, origin: location.origin };
     } catch (err) {
-      if (c.transport === "port" && err && err.code === ClientErrorCode.TIMEOUT) c.close();
+      if (c.transport === "port" && err && err.code === ClientErrorCode.TIMEOUT) {
+        closedHere.add(c); // the panel must not say the page closed it
+        c.close();
+      }
       throw err;
     }
   }

@@ -102,6 +102,42 @@ function pageCode(value, max = TEXT.id) {
   return el("code", {}, pageText(value, max));
 }
 
+// Scripts one identifier may mix (Unicode's "highly restrictive" profile,
+// UTS #39): Han with kana, Hangul or Bopomofo, and Latin.
+const SCRIPTS = ["Latin", "Cyrillic", "Greek", "Armenian", "Georgian", "Cherokee", "Han", "Hiragana", "Katakana", "Hangul", "Bopomofo", "Arabic", "Hebrew", "Thai", "Devanagari"];
+const SCRIPT_RES = SCRIPTS.map((name) => [name, new RegExp(`\\p{Script=${name}}`, "u")]);
+const CJK_SETS = [["Latin", "Han", "Hiragana", "Katakana"], ["Latin", "Han", "Bopomofo"], ["Latin", "Han", "Hangul"]];
+
+// scriptsOf names the scripts of a text's letters (its first 200), in the
+// order they appear; a letter of none of SCRIPTS is "another script".
+function scriptsOf(s) {
+  const found = [];
+  for (const ch of Array.from(s).slice(0, 200)) {
+    if (!/\p{L}/u.test(ch)) continue;
+    const hit = SCRIPT_RES.find(([, re]) => re.test(ch));
+    const name = hit ? hit[0] : "another script";
+    if (!found.includes(name)) found.push(name);
+  }
+  return found;
+}
+
+function mixesScripts(s) {
+  const found = scriptsOf(s);
+  return found.length > 1 && !CJK_SETS.some((set) => found.every((x) => set.includes(x)));
+}
+
+// lookalikeNote is the panel's warning beside an id or a title that may
+// look like another: letters of several scripts (a Cyrillic "а" in
+// "аpprove"), or, with foldedTwin, an id that differs from another only in
+// letter case. null when there is nothing to say.
+function lookalikeNote(s, testid, foldedTwin = false) {
+  const notes = [];
+  if (mixesScripts(s)) notes.push(`mixes scripts (${scriptsOf(s).join(", ")}): it may look like something it is not`);
+  if (foldedTwin) notes.push("differs from another id only in letter case");
+  if (!notes.length) return null;
+  return el("span", { class: "lookalike", ...(testid ? { "data-testid": testid } : {}) }, ` ⚠ ${notes.join("; ")}`);
+}
+
 // safeJSON is JSON text of a value (as JSON.stringify writes it), cut at
 // max characters. It stops writing at the cut rather than cutting what it
 // wrote: indentation grows with depth, so a reply within the client's
@@ -292,7 +328,14 @@ function setNotice(text) {
 
 function showTarget(about) {
   const t = $("ext-target");
-  t.replaceChildren(el("span", {}, state.origin || ""), about && about.title ? " · " : "", about && about.title ? pageText(about.title, 80) : "");
+  // The origin is the browser's; the title is whatever the page chose
+  // ("Private channel ✔ · verified by Pling"), so it is labelled as such.
+  const title = about && typeof about.title === "string" && about.title ? about.title : "";
+  t.replaceChildren(
+    el("span", { "data-testid": "ext-target-origin" }, state.origin || ""),
+    title ? " · " : "",
+    title ? el("span", { class: "page-claim", "data-testid": "ext-target-title" }, "title, in the page's words: ", pageText(title, 80), lookalikeNote(title, "")) : "",
+  );
   $("ext-invoke-origin").replaceChildren("Sends to ", el("code", { "data-origin": state.origin || "" }, state.origin || "(no page)"));
 }
 
@@ -461,12 +504,15 @@ function renderCapabilities(caps) {
     return;
   }
   list.dataset.complete = "false";
+  // Ids that differ only in letter case are each flagged.
+  const folds = new Map();
+  for (const c of caps) if (typeof c.id === "string") folds.set(c.id.toLowerCase(), (folds.get(c.id.toLowerCase()) ?? 0) + 1);
   let at = 0;
   const step = () => {
     if (run !== state.rendering) return;
     const end = Math.min(caps.length, at + CHUNK);
     const frag = document.createDocumentFragment();
-    for (; at < end; at++) frag.append(capabilityItem(caps[at]));
+    for (; at < end; at++) frag.append(capabilityItem(caps[at], typeof caps[at].id === "string" && folds.get(caps[at].id.toLowerCase()) > 1));
     list.append(frag);
     list.dataset.rendered = String(at);
     if (at < caps.length) requestAnimationFrame(step);
@@ -475,7 +521,7 @@ function renderCapabilities(caps) {
   step();
 }
 
-function capabilityItem(cap) {
+function capabilityItem(cap, foldedTwin = false) {
   const effectWord = Object.hasOwn(EFFECTS, cap.effect) ? EFFECTS[cap.effect] : undefined;
   const approval = cap.approval ?? "none";
   const approvalKnown = Object.hasOwn(APPROVALS, approval);
@@ -490,6 +536,7 @@ function capabilityItem(cap) {
       "aria-pressed": String(cap.id === state.selected),
     },
     pageCode(cap.id),
+    typeof cap.id === "string" ? lookalikeNote(cap.id, `ext-cap-lookalike-${cap.id}`, foldedTwin) : null,
     effectWord ? el("span", { class: "badge", "data-effect": cap.effect }, effectWord) : null,
     approvalKnown && APPROVALS[approval] ? el("span", { class: "badge approval", "data-testid": `ext-cap-approval-${cap.id}` }, APPROVALS[approval]) : null,
     cap.record ? el("span", { class: "badge record" }, "one record") : null,
@@ -741,6 +788,10 @@ const PROTOCOL_HINTS = {
   REPLY_OUT_OF_BOUNDS: "The reply is larger than this extension reads; it was dropped unread. Whether the call ran is unknown.",
 };
 
+// The codes the client gives a reply it refused to read: they come from
+// the extension, never from the page.
+const CLIENT_PROTOCOL_CODES = Object.freeze({ MALFORMED_RESPONSE: true, REPLY_OUT_OF_BOUNDS: true });
+
 const CLIENT_HINTS = {
   NAVIGATED: "The page navigated while the call was waiting.",
   PAGE_GONE: "The page went away while the call was waiting.",
@@ -772,12 +823,17 @@ function showOutcome(outcome) {
   let kind = outcome.kind;
   let title;
   let code = null; // the page's code: its words, beside our title
+  let ownCode = false; // the code is the extension's own, not the page's
   if (outcome.kind === "protocol-error") {
     const e = outcome.error;
     title = "Protocol failure";
     code = e.code;
+    // The client refused the reply itself: the code and its message are
+    // the extension's words about what the page sent, not the page's.
+    ownCode = Object.hasOwn(CLIENT_PROTOCOL_CODES, e.code);
+    if (ownCode) title = "Reply refused by the extension";
     lines.push(hint(PROTOCOL_HINTS, e.code) || "The page did not run the call.");
-    if (e.message) lines.push(el("span", {}, "The page says: ", pageText(e.message, TEXT.long)));
+    if (e.message) lines.push(ownCode ? `The extension says: ${e.message}` : el("span", {}, "The page says: ", pageText(e.message, TEXT.long)));
     if (outcome.retryAfterMs) lines.push(`Try again in ${Math.ceil(outcome.retryAfterMs / 1000)} s.`);
     for (const v of (e.violations || []).slice(0, 5)) lines.push(el("span", {}, pageCode(v.instancePath || v.path || "/", 80), ": ", pageText(v.message || v.keyword, TEXT.short)));
     if (outcome.effectUnknown && !/unknown/.test(hint(PROTOCOL_HINTS, e.code))) lines.push("An earlier attempt reached the page; whether it ran is unknown.");
@@ -803,7 +859,7 @@ function showOutcome(outcome) {
   box.dataset.code = code ?? "";
   box.dataset.transport = outcome.transport ?? "";
   // The title is the panel's; the page's code follows on a line of its own.
-  if (code) lines.unshift(el("span", {}, "Code, in the page's words: ", pageCode(code, 60)));
+  if (code) lines.unshift(ownCode ? el("span", {}, "Code, the extension's own: ", el("code", {}, code)) : el("span", {}, "Code, in the page's words: ", pageCode(code, 60)));
   box.replaceChildren(el("strong", { "data-testid": "ext-outcome-title" }, title), ...lines.map((l) => el("div", {}, l)));
   $("ext-response").replaceChildren(outcome.envelope ? pageText(safeJSON(outcome.envelope, BOUNDS.stateChars, 2), BOUNDS.stateChars, "span", true) : "(not kept)");
   showAfter(outcome.after);
@@ -938,6 +994,8 @@ function markNavigated() {
   showTransport(null);
   $("ext-invoke").disabled = true;
   $("ext-invoke-origin").replaceChildren("Sends to ", el("code", { "data-origin": "" }, "(no page)"));
+  // The old origin and title are the old page's: never shown over the new one.
+  $("ext-target").replaceChildren("Page loading…");
   setStatus("navigated", "The page is loading…");
   setNotice(hadDraft ? "The page navigated: the form was cleared, so nothing typed for the previous page is sent to this one." : "The page navigated: what was shown is gone.");
 }
@@ -994,7 +1052,11 @@ async function main() {
   // The content script reports a surface that closed its channel.
   chrome.runtime.onMessage.addListener((msg, sender) => {
     if (sender.id !== chrome.runtime.id || !sender.tab || sender.tab.id !== state.tabId || !msg || msg.type !== "pling.ended") return;
-    if (msg.error && msg.error.code === "CLOSED") setStatus("closed", "The page's surface closed its channel; the next call opens a new one.", "CLOSED");
+    if (!msg.error || msg.error.code !== "CLOSED") return;
+    // The content script closes a private channel after a call timed out
+    // on it: then it was the extension that closed it, not the page.
+    if (msg.closedHere === true) setStatus("closed", "The extension closed the private channel after the page did not answer in time; the next call opens a new one.", "CLOSED");
+    else setStatus("closed", "The page's surface closed its channel; the next call opens a new one.", "CLOSED");
   });
 
   if (pinnedTab !== null) state.tabId = Number.isInteger(pinnedTab) ? pinnedTab : null;

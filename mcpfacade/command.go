@@ -134,7 +134,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		BrowserOutput: browserOut,
 		OnNavigated: func() {
 			if f := fac.Load(); f != nil {
-				f.Kick() // the new document may offer something else
+				f.Navigated() // the new document may offer something else
 			}
 		},
 		Logf: func(format string, a ...any) { logger.Debug(fmt.Sprintf(format, a...)) },

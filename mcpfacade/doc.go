@@ -10,7 +10,8 @@
 //	defer page.Close()
 //	f := mcpfacade.New(client.New(page, client.Options{App: "orders"}), mcpfacade.Options{})
 //	_ = f.Sync(ctx)  // so the first tools/list is complete
-//	go f.Run(ctx)    // follows the page: polls, and syncs after calls that may change the list
+//	go f.Run(ctx)    // follows the page: polls while idle, syncs after navigations and refusals
+//	// f.Navigated() on every navigation (PageOptions.OnNavigated)
 //	err = f.Server().Run(ctx, &mcp.StdioTransport{})
 //
 // Page is the client.Transport to a page in Chromium, reached through the

@@ -16,6 +16,10 @@ import (
 
 	"github.com/chromedp/cdproto"
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/css"
+	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
@@ -281,7 +285,25 @@ func (p *Page) launch(ctx context.Context, ctxOpts []chromedp.ContextOption) err
 		p.cancel()
 		return err
 	}
+	p.quiet(ctx)
 	return nil
+}
+
+// quiet turns off the DevTools domains chromedp enables and pling-mcp does
+// not use once the page is open: DOM and CSS (whose events chromedp
+// mirrors, see devtools' mirror), Network and Log (whose events carry a
+// page's requests and console to every listener). The browser then stops
+// sending their events; what it sends anyway is dropped as it is read. A
+// failure only leaves them on: the drop still holds.
+func (p *Page) quiet(ctx context.Context) {
+	rctx, cancel := context.WithTimeout(p.tab, 10*time.Second)
+	defer cancel()
+	defer context.AfterFunc(ctx, cancel)()
+	for _, c := range []cdp.Command[cdp.Empty, cdp.Empty]{dom.Disable, css.Disable, network.Disable, log.Disable} {
+		if _, err := chromedp.Call(rctx, c, cdp.Empty{}); err != nil && p.opts.Logf != nil {
+			p.opts.Logf("mcpfacade: could not turn off a DevTools domain: %v", err)
+		}
+	}
 }
 
 func (p *Page) devtoolsBounds() devtools.Bounds {
@@ -347,6 +369,7 @@ func (p *Page) attach(ctx context.Context, ctxOpts []chromedp.ContextOption) err
 			return err
 		}
 	}
+	p.quiet(ctx)
 	return nil
 }
 

@@ -42,10 +42,118 @@ func CheckLoopback(addr string) error {
 // and cross-origin browser requests are refused, so a web page the person
 // visits cannot drive the tools.
 func (f *Facade) HTTPHandler() http.Handler {
+	store := mcp.NewMemoryEventStore(nil)
+	store.SetMaxBytes(httpEventStoreBytes)
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return f.server }, &mcp.StreamableHTTPOptions{
-		Logger: f.opts.Logger,
+		Logger:     f.opts.Logger,
+		EventStore: store, // a POST's stream opens with a priming event a client can resume from
 	})
-	return sameOriginOnly(http.NewCrossOriginProtection().Handler(h))
+	return sameOriginOnly(http.NewCrossOriginProtection().Handler(jsonrpcEdges(h)))
+}
+
+// httpEventStoreBytes bounds the events kept for clients to resume streams
+// from, over all sessions.
+const httpEventStoreBytes = 4 << 20
+
+// maxHTTPBody bounds a POST body the facade reads before the SDK does.
+const maxHTTPBody = 16 << 20
+
+// sseRetryMs is the retry time a POST's priming event tells a client to
+// wait before it resumes a stream that broke.
+const sseRetryMs = 1000
+
+// jsonrpcEdges answers what the SDK's HTTP layer answers in plain text as
+// stdio answers it, in JSON-RPC: a call of a method the server does not
+// have gets -32601 with the call's id (the SDK answers a text/plain 400).
+// It also gives a POST's priming event a retry time, which the SDK leaves
+// out.
+func jsonrpcEdges(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			h.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxHTTPBody))
+		if err != nil {
+			http.Error(w, "request body larger than the bound or unreadable", http.StatusRequestEntityTooLarge)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var call struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		ew := &edgeWriter{ResponseWriter: w}
+		if json.Unmarshal(body, &call) == nil && len(call.ID) > 0 && string(call.ID) != "null" && call.Method != "" {
+			ew.id = call.ID
+		}
+		h.ServeHTTP(ew, r)
+		ew.finish()
+	})
+}
+
+// edgeWriter holds back a 400 to a call, to answer an unknown method in
+// JSON-RPC, and adds a retry time to a priming event.
+type edgeWriter struct {
+	http.ResponseWriter
+	id      json.RawMessage // the call's id; nil: not a call
+	held    bool            // a 400 to a call is being held
+	body    bytes.Buffer
+	started bool
+}
+
+func (w *edgeWriter) WriteHeader(code int) {
+	if code == http.StatusBadRequest && w.id != nil && !w.started {
+		w.held = true
+		return
+	}
+	w.started = true
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *edgeWriter) Write(b []byte) (int, error) {
+	if w.held {
+		return w.body.Write(b)
+	}
+	if !w.started && strings.HasPrefix(w.Header().Get("Content-Type"), "text/event-stream") && bytes.HasPrefix(b, []byte("event: prime\n")) {
+		w.started = true
+		primed := bytes.Replace(b, []byte("\ndata: "), fmt.Appendf(nil, "\nretry: %d\ndata: ", sseRetryMs), 1)
+		if _, err := w.ResponseWriter.Write(primed); err != nil {
+			return 0, err
+		}
+		return len(b), nil
+	}
+	w.started = true
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush lets the SDK stream through the wrapper.
+func (w *edgeWriter) Flush() {
+	if !w.held {
+		http.NewResponseController(w.ResponseWriter).Flush()
+	}
+}
+
+func (w *edgeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// finish writes a held 400: as JSON-RPC -32601 when the SDK said the
+// method is not handled, else as it was.
+func (w *edgeWriter) finish() {
+	if !w.held {
+		return
+	}
+	if strings.Contains(w.body.String(), "not handled") {
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": w.id, "error": map[string]any{
+			"code": jsonrpc.CodeMethodNotFound, "message": "method not found: " + strings.TrimSpace(w.body.String()),
+		}})
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Del("X-Content-Type-Options")
+		w.ResponseWriter.WriteHeader(http.StatusOK)
+		w.ResponseWriter.Write(b)
+		return
+	}
+	w.ResponseWriter.WriteHeader(http.StatusBadRequest)
+	w.ResponseWriter.Write(w.body.Bytes())
 }
 
 // sameOriginOnly refuses a browser request from another origin whatever its

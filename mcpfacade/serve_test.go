@@ -214,3 +214,74 @@ func TestStdioSurvivesMalformedLines(t *testing.T) {
 	default:
 	}
 }
+
+// post sends one JSON-RPC message over streamable HTTP and returns the
+// response.
+func post(t *testing.T, url, session, body string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// The edges of the HTTP transport: an unknown method is answered with
+// JSON-RPC -32601, as on stdio, not a text/plain 400; a POST's SSE stream
+// opens with a priming event that carries an id and a retry time, so a
+// client can resume it; a resource that does not exist is -32602.
+func TestHTTPEdges(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	srv := httptest.NewServer(f.fac.HTTPHandler())
+	defer srv.Close()
+	resp := post(t, srv.URL, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"0"}}}`)
+	init, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	session := resp.Header.Get("Mcp-Session-Id")
+	if session == "" {
+		t.Fatalf("no session: %d %s", resp.StatusCode, init)
+	}
+	if !strings.Contains(string(init), "retry:") || !strings.Contains(string(init), "id:") {
+		t.Errorf("the initialize stream has no priming event with an id and a retry time:\n%s", init)
+	}
+	post(t, srv.URL, session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
+
+	t.Run("unknown method", func(t *testing.T) {
+		resp := post(t, srv.URL, session, `{"jsonrpc":"2.0","id":"u1","method":"no/such/method","params":{}}`)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(b), `"code":-32601`) || !strings.Contains(string(b), `"id":"u1"`) {
+			t.Errorf("%d %s: %s, want a JSON-RPC -32601 answering u1", resp.StatusCode, resp.Header.Get("Content-Type"), b)
+		}
+	})
+	t.Run("priming event", func(t *testing.T) {
+		resp := post(t, srv.URL, session, `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		first, _, _ := strings.Cut(string(b), "\n\n")
+		if !strings.Contains(first, "id:") || !strings.Contains(first, "retry:") {
+			t.Errorf("the stream's first event is not a priming event with an id and a retry time:\n%s", b)
+		}
+		if !strings.Contains(string(b), `"result":{}`) {
+			t.Errorf("no answer to ping: %s", b)
+		}
+	})
+	t.Run("resource not found", func(t *testing.T) {
+		resp := post(t, srv.URL, session, `{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"pling://nothing"}}`)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(b), `"code":-32602`) {
+			t.Errorf("reading a resource that does not exist: %s, want -32602", b)
+		}
+	})
+}

@@ -68,10 +68,13 @@ var nameHash = base32.StdEncoding.WithPadding(base32.NoPadding)
 // matches ^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$, the function-name pattern of the
 // major model APIs, and no two ids get the same name:
 //
-//   - A plain id (letters, digits and "_", in parts joined by single "." or
-//     "@") is written with "." as "-" and "@" as "--": orders.search is
-//     orders-search, update_note@order is update_note--order. Reading the
-//     runs of "-" back gives the id.
+//   - A plain id (lower-case letters, digits and "_", in parts joined by
+//     single "." or "@") is written with "." as "-" and "@" as "--":
+//     orders.search is orders-search, update_note@order is
+//     update_note--order. Reading the runs of "-" back gives the id.
+//   - An id with a capital letter is hashed (below), so that no two names,
+//     the facade's own included, differ only in letter case: a client or a
+//     model that folds case still tells them apart.
 //   - Any other id, a plain one that would be too long or start with a
 //     digit, and one that would take a facade tool's name, is its letters,
 //     digits and "_" (others as "_"), cut, then "---" and 80 bits of the
@@ -94,6 +97,8 @@ func plainName(id string) (string, bool) {
 	sep := true // no separator first, none twice in a row
 	for i := 0; i < len(id); i++ {
 		switch c := id[i]; {
+		case c >= 'A' && c <= 'Z':
+			return "", false // hashed: no two plain names differ only in case
 		case nameByte(c):
 			b = append(b, c)
 			sep = false
@@ -181,21 +186,82 @@ func recordEnum(c surface.Capability, ctx surface.Context, limit int) []string {
 	return ids
 }
 
+// Bounds on what one description may make the facade build and keep.
+// A page's reply is bounded at 2 MiB, but a tool costs the facade and the
+// SDK far more than its bytes: 15,001 tools took pling-mcp to 127 MB.
+const (
+	// MaxTools is how many capabilities are offered as tools at most, in
+	// the page's order; the log says how many more there were.
+	MaxTools = 1000
+	// maxSchemaNodes bounds the values and members of one capability's
+	// input schema (jsonNodes); a capability with a larger one gets no
+	// tool.
+	maxSchemaNodes = 5000
+	// maxTotalSchemaNodes bounds those of all tools together; past it,
+	// capabilities get no tool.
+	maxTotalSchemaNodes = 20000
+)
+
+// jsonNodes counts the values of a JSON text (each member's value, each
+// element, the top value), from its bytes alone: every value but the first
+// follows a ':' or a ',' outside strings, or opens an array. A member past
+// an object's first is counted twice (its ',' and its ':'), so the count
+// is at most twice the values and never fewer. It is linear and allocates
+// nothing; text that is not JSON gets some count, and the decoder refuses
+// it later.
+func jsonNodes(raw []byte) int {
+	n := 0
+	in, esc := false, false
+	for _, c := range raw {
+		switch {
+		case in && esc:
+			esc = false
+		case in && c == '\\':
+			esc = true
+		case in && c == '"':
+			in = false
+		case in:
+		case c == '"':
+			in = true
+		case c == ':' || c == ',' || c == '[':
+			n++
+		}
+	}
+	return n + 1
+}
+
 // toolDefs maps a description to tools: one per capability, in the
 // description's order, each named from its id alone (toolName). Ids whose
 // names collide are all withheld: a name never means two capabilities.
 func toolDefs(d *surface.Description, enumLimit int) []toolDef {
 	names := make([]string, len(d.Capabilities))
 	count := make(map[string]int, len(d.Capabilities))
+	folds := make(map[string]int, len(d.Capabilities)+len(reservedNames))
+	for n := range reservedNames {
+		folds[n]++
+	}
 	for i, c := range d.Capabilities {
 		names[i] = toolName(c.ID)
 		count[names[i]]++
+		folds[strings.ToLower(c.ID)]++
 	}
-	defs := make([]toolDef, 0, len(d.Capabilities))
+	defs := make([]toolDef, 0, min(len(d.Capabilities), MaxTools))
+	schemaNodes := 0
 	for i, c := range d.Capabilities {
 		if count[names[i]] > 1 {
 			continue
 		}
+		if len(defs) == MaxTools {
+			break
+		}
+		// Decoded, served and resolved by the SDK, each member of a schema
+		// costs hundreds of bytes: one of 150,000 members took pling-mcp
+		// to 107 MB. The members are counted before anything is decoded.
+		n := jsonNodes(c.InputSchema)
+		if n > maxSchemaNodes || schemaNodes+n > maxTotalSchemaNodes {
+			continue
+		}
+		schemaNodes += n
 		schema := inputSchema(c, recordEnum(c, d.Context, enumLimit))
 		if hidesText(schema) {
 			// A parameter name or a value the model must send back as it
@@ -203,12 +269,31 @@ func toolDefs(d *surface.Description, enumLimit int) []toolDef {
 			// for it.
 			continue
 		}
+		var flags, notes []string
+		if folds[strings.ToLower(c.ID)] > 1 {
+			flags = append(flags, "differs from another id only in letter case")
+			notes = append(notes, "Its id differs from another only in letter case (another action's, or pling-mcp's own tool's): check the name before calling.")
+		}
+		if sc := idScripts(c.ID); mixedScripts(sc) {
+			flags = append(flags, "mixes scripts: "+strings.Join(sc, ", "))
+			notes = append(notes, "Its id mixes scripts ("+strings.Join(sc, ", ")+"): it may look like another id that it is not.")
+		}
+		title := pageTitle(c.ID)
+		if len(flags) > 0 {
+			title = strings.TrimSuffix(title, ")") + "; " + strings.Join(flags, "; ") + ")"
+		}
+		desc := toolDescription(c)
+		if len(notes) > 0 {
+			desc += " " + strings.Join(notes, " ")
+		}
+		ann := annotations(c)
+		ann.Title = title
 		t := &mcp.Tool{
 			Name:        names[i],
-			Title:       pageTitle(c.ID),
-			Description: toolDescription(c),
+			Title:       title,
+			Description: desc,
 			InputSchema: schema,
-			Annotations: annotations(c),
+			Annotations: ann,
 			Meta:        mcp.Meta{MetaCapability: pageText(c.ID, maxIDShown, false)},
 		}
 		key, err := json.Marshal(t)
@@ -218,6 +303,69 @@ func toolDefs(d *surface.Description, enumLimit int) []toolDef {
 		defs = append(defs, toolDef{tool: t, capability: c.ID, key: string(key)})
 	}
 	return defs
+}
+
+// idScripts names the scripts of the letters of an id (its first
+// maxIDShown characters), in the order they first appear: more than one,
+// and the id may look like another that it is not (a Cyrillic "а" in
+// "аpprove").
+func idScripts(id string) []string {
+	var found []string
+	n := 0
+	for _, r := range id {
+		if n++; n > maxIDShown {
+			break
+		}
+		if !unicode.IsLetter(r) {
+			continue
+		}
+		name := scriptOf(r)
+		if !slices.Contains(found, name) {
+			found = append(found, name)
+		}
+	}
+	return found
+}
+
+// cjkSets are the sets of scripts that Unicode's "highly restrictive"
+// identifier profile (UTS #39) lets one identifier mix: a Japanese,
+// Chinese or Korean id is not flagged for its Latin letters or its kana.
+var cjkSets = [][]string{
+	{"Latin", "Han", "Hiragana", "Katakana"},
+	{"Latin", "Han", "Bopomofo"},
+	{"Latin", "Han", "Hangul"},
+}
+
+// mixedScripts reports scripts that no one identifier should mix.
+func mixedScripts(found []string) bool {
+	if len(found) < 2 {
+		return false
+	}
+	for _, set := range cjkSets {
+		if !slices.ContainsFunc(found, func(s string) bool { return !slices.Contains(set, s) }) {
+			return false
+		}
+	}
+	return true
+}
+
+// scriptOf is the Unicode script of a letter: the common ones first, then
+// every other table.
+func scriptOf(r rune) string {
+	if r < utf8.RuneSelf {
+		return "Latin"
+	}
+	for _, name := range []string{"Latin", "Cyrillic", "Greek", "Armenian", "Han", "Hiragana", "Katakana", "Hangul", "Arabic", "Hebrew"} {
+		if unicode.Is(unicode.Scripts[name], r) {
+			return name
+		}
+	}
+	for name, table := range unicode.Scripts {
+		if name != "Common" && name != "Inherited" && unicode.Is(table, r) {
+			return name
+		}
+	}
+	return "unknown"
 }
 
 // annotations maps the page's own declaration of effect onto MCP's hints.

@@ -112,8 +112,43 @@ func TestToolNamingScales(t *testing.T) {
 	for _, d := range defs {
 		names[d.tool.Name] = true
 	}
-	if len(defs) != len(caps) || len(names) != len(caps) {
-		t.Fatalf("%d tools, %d names for %d capabilities", len(defs), len(names), len(caps))
+	if len(defs) != MaxTools || len(names) != MaxTools {
+		t.Fatalf("%d tools, %d names for %d capabilities, want the first %d", len(defs), len(names), len(caps), MaxTools)
+	}
+	for _, c := range caps {
+		names[toolName(c.ID)] = true
+	}
+	if len(names) != len(caps) {
+		t.Fatalf("%d names for %d ids", len(names), len(caps))
+	}
+}
+
+// A description cannot make the facade build more than it bounds: at most
+// MaxTools tools, and no schema past its bound, alone or together.
+func TestToolBounds(t *testing.T) {
+	big := `{"type":"object","properties":{` + strings.Repeat(`"p":{},`, maxSchemaNodes) + `"q":{}}}`
+	defs := toolDefs(&surface.Description{Capabilities: []surface.Capability{
+		{ID: "big", InputSchema: json.RawMessage(big)},
+		{ID: "small", InputSchema: json.RawMessage(`{"type":"object"}`)},
+	}}, 0)
+	if len(defs) != 1 || defs[0].capability != "small" {
+		t.Errorf("a %d-byte schema is offered: %d tools", len(big), len(defs))
+	}
+	// About 4,000 values each, with text that holds what looks like members.
+	mid := `{"type":"object","description":"a:b,c[","properties":{` + strings.Repeat(`"p":{},`, 1999) + `"q":{}}}`
+	nodes := jsonNodes([]byte(mid))
+	if nodes < 4000 || nodes > maxSchemaNodes {
+		t.Fatalf("jsonNodes = %d", nodes)
+	}
+	caps := make([]surface.Capability, 20)
+	for i := range caps {
+		caps[i] = surface.Capability{ID: fmt.Sprintf("m%d", i), InputSchema: json.RawMessage(mid)}
+	}
+	if n := len(toolDefs(&surface.Description{Capabilities: caps}, 0)); n*nodes > maxTotalSchemaNodes || n == 0 {
+		t.Errorf("%d tools of %d schema nodes each, past the total bound %d", n, nodes, maxTotalSchemaNodes)
+	}
+	if got := jsonNodes([]byte(`{"a":"x\",:[","b":[1,2]}`)); got != 6 {
+		t.Errorf("jsonNodes counted %d, want 6 (5 values, the second member counted twice)", got)
 	}
 }
 
@@ -419,5 +454,66 @@ func TestSchemaTextBounded(t *testing.T) {
 				t.Errorf("schema\n %.300s\nwant\n %.300s", got, w)
 			}
 		})
+	}
+}
+
+// Ids that differ only in letter case, from one another or from the
+// facade's own tool, get names that differ beyond case (a client or a model
+// that folds case still tells them apart), and their titles say so.
+func TestNamesDifferingOnlyInCase(t *testing.T) {
+	ids := []string{"approve", "Approve", "APPROVE", "Page_Context", "PAGE_CONTEXT", "orders.Search", "orders.search"}
+	caps := make([]surface.Capability, len(ids))
+	for i, id := range ids {
+		caps[i] = surface.Capability{ID: id}
+	}
+	defs := toolDefs(&surface.Description{Capabilities: caps}, 0)
+	if len(defs) != len(ids) {
+		t.Fatalf("%d tools for %d ids", len(defs), len(ids))
+	}
+	folded := map[string]string{strings.ToLower(ContextToolName): ContextToolName}
+	for _, d := range defs {
+		f := strings.ToLower(d.tool.Name)
+		if other, dup := folded[f]; dup {
+			t.Errorf("%q (%s) and %q differ only in case", d.tool.Name, d.capability, other)
+		}
+		folded[f] = d.tool.Name
+		if d.capability != strings.ToLower(d.capability) || d.capability == "approve" || d.capability == "orders.search" {
+			if !strings.Contains(d.tool.Title, "letter case") || !strings.Contains(d.tool.Description, "letter case") {
+				t.Errorf("%s: title %q and description do not say another id differs only in letter case", d.capability, d.tool.Title)
+			}
+		}
+	}
+	// Alone, a lower-case id keeps its plain name.
+	if n := toolName("approve"); n != "approve" {
+		t.Errorf("toolName(approve) = %q", n)
+	}
+}
+
+// An id that mixes scripts (a Cyrillic "а" in "аpprove") is flagged in its
+// title and description: shown as it is, it looks like another.
+func TestMixedScriptsFlagged(t *testing.T) {
+	for _, id := range []string{"\u0430pprove", "appr\u03bfve", "ordеrs.search"} {
+		defs := toolDefs(&surface.Description{Capabilities: []surface.Capability{{ID: id}, {ID: "approve"}}}, 0)
+		if len(defs) != 2 {
+			t.Fatalf("%d tools", len(defs))
+		}
+		d := defs[0]
+		if !strings.Contains(d.tool.Title, "mixes scripts") || !strings.Contains(d.tool.Description, "mixes scripts") {
+			t.Errorf("%q: title %q, description %q: the mixed scripts are not flagged", id, d.tool.Title, d.tool.Description)
+		}
+		if strings.Contains(defs[1].tool.Title, "mixes scripts") {
+			t.Errorf("a plain Latin id is flagged: %q", defs[1].tool.Title)
+		}
+	}
+}
+
+// Scripts that one identifier may mix (a Japanese id with kanji, kana and
+// Latin letters) are not flagged.
+func TestOneScriptNotFlagged(t *testing.T) {
+	for _, id := range []string{"注文を検索", "orders.注文_search", "주문.search", "заказы.поиск"} {
+		defs := toolDefs(&surface.Description{Capabilities: []surface.Capability{{ID: id}}}, 0)
+		if len(defs) != 1 || strings.Contains(defs[0].tool.Title, "mixes scripts") {
+			t.Errorf("%q flagged: %+v", id, defs)
+		}
 	}
 }

@@ -1242,6 +1242,40 @@ test("bare envelopes: bare request in, bare reply out, on the window and on a po
   surface.close();
 }));
 
+test("a case-variant id member is refused INVALID_REQUEST on the window and the private channel, wrapped and bare", ({ api }) => withWindow(async (win) => {
+  const { surface } = page(api, { session: () => session() });
+  const stop = surface.listen();
+  const variants = [
+    { protocol: P, id: "e10-id", method: "describe", ID: "other" },
+    { protocol: P, id: "e10-id", method: "describe", iD: "e10-id" },
+    { protocol: P, Id: "other", id: "e10-id", method: "describe" },
+  ];
+  const wrapped = (env) => ({ channel: "pling.surface", kind: "request", app: "orders", envelope: env });
+  for (const env of variants) {
+    message(win, env);
+    message(win, wrapped(env));
+  }
+  await settle(() => win.posted.length === 2 * variants.length, "window replies");
+  for (const p of win.posted) {
+    const env = "envelope" in p.message ? p.message.envelope : p.message;
+    eq([env.ok, env.error && env.error.code, env.id], [false, "INVALID_REQUEST", ""], "window: " + JSON.stringify(p.message));
+  }
+  const port = fakePort();
+  message(win, { channel: "pling.surface", kind: "connect", app: "orders" }, { ports: [port] });
+  await settle(() => port.sent.length === 1, "connected");
+  for (const env of variants) {
+    port.deliver(env);
+    port.deliver(wrapped(env));
+  }
+  await settle(() => port.sent.length === 1 + 2 * variants.length, "port replies");
+  for (const s of port.sent.slice(1)) {
+    const env = "envelope" in s ? s.envelope : s;
+    eq([env.ok, env.error && env.error.code, env.id], [false, "INVALID_REQUEST", ""], "port: " + JSON.stringify(s));
+  }
+  stop();
+  surface.close();
+}));
+
 test("bare requests are refused when several surfaces listen; a connect without app too", ({ api }) => withWindow(async (win) => {
   const a = page(api, { app: "a" });
   const b = page(api, { app: "b" });

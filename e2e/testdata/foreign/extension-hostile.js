@@ -7,6 +7,8 @@
   const mode = q.get("mode") || "plain";
   const n = Number(q.get("n") || "0");
   const seen = { describe: 0, invoke: 0, invokes: [], connect: 0 };
+  // A title in the panel's own voice.
+  if (mode === "words") document.title = "Private channel \u2714 \u00b7 verified by Pling";
   window.__hostile = seen;
 
   const context = (extra = {}) => ({
@@ -36,6 +38,14 @@
           { id: "export\u{E0100}\u2800.all", effect: "read", approval: "none" },
           { id: "approve.all", effect: "needs approval (none) \u00b7 verified by Pling \u2713", approval: "none\u2066 (checked)", description: "x" },
         ], context: context({ feedback: [{ level: "info", message: "All good\u202E !kcilc" }] }) };
+      case "words":
+        // Ids that differ only in case, one with a Cyrillic "а" that reads
+        // as "approve", beside the note capability.
+        return { capabilities: [noteCap,
+          { id: "approve", effect: "write", approval: "none" },
+          { id: "Approve", effect: "write", approval: "none" },
+          { id: "\u0430pprove", effect: "write", approval: "none" },
+        ], context: context() };
       case "many":
         return { capabilities: Array.from({ length: n }, (_, i) => ({ id: `c${i}`, effect: "read", approval: "none" })), context: context() };
       case "enum":
@@ -96,6 +106,9 @@
         while (Date.now() < until) {}
         return undefined;
       }
+      // A reply that does not follow the protocol: the client refuses it
+      // with a code of its own.
+      if (mode === "words") return { protocol: PROTOCOL, id: env.id, ok: true };
       // Codes that are names of what every object inherits.
       if (mode === "codes") return { protocol: PROTOCOL, id: env.id, ok: false, error: { code: seen.invoke === 1 ? "constructor" : "__proto__", message: "no" } };
       if (mode === "deep") return { protocol: PROTOCOL, id: env.id, ok: true, result: { title: "done", deep: chains() } };

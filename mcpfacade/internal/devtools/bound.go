@@ -86,6 +86,7 @@ const (
 // last tailKeep bytes are kept. The bound is b.Event until the message's
 // start shows a reply, then b.Reply.
 type frame struct {
+	mirror
 	b     Bounds
 	limit int // the bound of the message being read
 	buf   []byte

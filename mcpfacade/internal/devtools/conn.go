@@ -107,8 +107,8 @@ func (c *Conn) Read(_ context.Context, msg *cdproto.Message) error {
 			*msg = *s.Reply
 			return nil
 		}
-		if len(bytes.TrimSpace(c.f.buf)) == 0 {
-			continue
+		if len(bytes.TrimSpace(c.f.buf)) == 0 || c.f.drop(c.f.buf) {
+			continue // empty, or an event only a mirror of the page would use
 		}
 		if c.debugf != nil {
 			c.debugf("<- %s", c.f.buf)

@@ -59,6 +59,9 @@ func (f *frame) flush(dst io.Writer, logf func(string, ...any)) error {
 		if f.size == 0 {
 			return nil // chromedp skips empty messages too
 		}
+		if f.drop(f.buf) {
+			return nil // an event only a mirror of the page would use
+		}
 		// One write: the reader sees the message whole or not at all.
 		f.buf = append(f.buf, 0)
 		_, err := dst.Write(f.buf)
