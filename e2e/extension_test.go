@@ -33,6 +33,13 @@ type extensionBrowser struct {
 
 func startExtensionBrowser(t *testing.T) *extensionBrowser {
 	t.Helper()
+	return startExtensionBrowserIn(t, t.TempDir())
+}
+
+// startExtensionBrowserIn is startExtensionBrowser with the profile
+// directory profile, and extra allocator options.
+func startExtensionBrowserIn(t *testing.T, profile string, extra ...chromedp.ExecAllocatorOption) *extensionBrowser {
+	t.Helper()
 	dir, err := filepath.Abs(filepath.Join("..", "build", "extension"))
 	if err != nil {
 		t.Fatal(err)
@@ -46,10 +53,10 @@ func startExtensionBrowser(t *testing.T) *extensionBrowser {
 	if err != nil {
 		t.Fatalf("no chromium on PATH: %v", err)
 	}
-	// Registered before the browser's own cleanup, so it runs after the
-	// browser has exited; t.TempDir fails the test if it cannot remove it.
-	profile := t.TempDir()
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), headless.Options(chromium, profile,
+	// The profile is made before the browser's own cleanup is registered,
+	// so it is removed after the browser has exited; t.TempDir fails the
+	// test if it cannot remove it.
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), headless.Options(chromium, profile, append([]chromedp.ExecAllocatorOption{
 		// Debian's Chromium still honours --load-extension; the second flag
 		// keeps every other (component) extension out of the way.
 		chromedp.Flag("load-extension", dir),
@@ -57,7 +64,7 @@ func startExtensionBrowser(t *testing.T) *extensionBrowser {
 		// Lets the tests press the extension's toolbar button
 		// (Extensions.triggerAction), which is what grants it a tab.
 		chromedp.Flag("enable-unsafe-extension-debugging", true),
-	)...)
+	}, extra...)...)...)
 	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)
 	t.Cleanup(func() {
 		cancelBrowser()
