@@ -126,8 +126,8 @@ func rtDir(t *testing.T) string {
 func TestHostRefusesAnotherCaller(t *testing.T) {
 	for _, origin := range []string{
 		"chrome-extension://abcdefghijklmnopabcdefghijklmnop/",
-		"chrome-extension://" + ExtensionID,             // without the slash the browser writes
-		"chrome-extension://" + ExtensionID + "/x",      // not an origin
+		"chrome-extension://" + ExtensionID,        // without the slash the browser writes
+		"chrome-extension://" + ExtensionID + "/x", // not an origin
 		"CHROME-EXTENSION://" + strings.ToUpper(ExtensionID) + "/",
 		"https://" + ExtensionID + "/",
 		"",
