@@ -445,8 +445,9 @@ func invokeResult(r *client.Result, err error) (*mcp.CallToolResult, error) {
 	case errors.As(err, &oe):
 		// Checked in the page before anything is posted: nothing was sent.
 		return nil, originRefusal(oe)
-	case errors.Is(err, ErrNotSent):
-		// The page never saw it (browser mode): nothing ran.
+	case errors.Is(err, ErrNotSent) && !(errors.As(err, &unknown) && unknown.Attempts > 1):
+		// The page never saw it (browser mode), and no earlier attempt
+		// went out: nothing ran.
 		return nil, unreachable(err)
 	case errors.As(err, &unknown):
 		// Checked first: it may wrap a protocol failure (REPLAY_DETECTED

@@ -49,8 +49,9 @@ type PageError struct{ Code, Message string }
 func (e *PageError) Error() string { return e.Code + ": " + e.Message }
 
 // ErrLost: the connection to the host dropped while a request waited (the
-// browser, its extension or the host stopped). The page may have run it.
-var ErrLost = errors.New("nativehost: the connection to the browser was lost while waiting for the page's answer")
+// browser, its extension or the host stopped). The page may have run it. It
+// matches client.ErrClosed: sending again would find no host.
+var ErrLost = fmt.Errorf("nativehost: the connection to the browser was lost while waiting for the page's answer: %w", client.ErrClosed)
 
 // LinkOptions configures a Link.
 type LinkOptions struct {
