@@ -27,8 +27,9 @@ var extensionFiles = []string{"manifest.json", "content.js", "panel.html", "pane
 // extensionBrowser is a Chromium of its own with the unpacked extension
 // loaded: the shared browser of the other tests runs without extensions.
 type extensionBrowser struct {
-	ctx context.Context
-	id  string // the extension's id, as in chrome-extension://<id>/
+	ctx  context.Context
+	id   string // the extension's id, as in chrome-extension://<id>/
+	stop func() // closes the browser and waits for it to exit
 }
 
 func startExtensionBrowser(t *testing.T) *extensionBrowser {
@@ -66,10 +67,11 @@ func startExtensionBrowserIn(t *testing.T, profile string, extra ...chromedp.Exe
 		chromedp.Flag("enable-unsafe-extension-debugging", true),
 	}, extra...)...)...)
 	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)
-	t.Cleanup(func() {
+	stop := func() {
 		cancelBrowser()
 		cancelAlloc() // waits for the browser process to exit
-	})
+	}
+	t.Cleanup(stop)
 	if err := chromedp.Do(browserCtx); err != nil {
 		t.Fatalf("start %s with the extension: %v", chromium, err)
 	}
@@ -84,7 +86,7 @@ func startExtensionBrowserIn(t *testing.T, profile string, extra ...chromedp.Exe
 		for _, ti := range targets {
 			rest, ok := strings.CutPrefix(ti.URL, "chrome-extension://")
 			if ok && ti.Type == "service_worker" && strings.HasSuffix(rest, "/background.js") {
-				return &extensionBrowser{ctx: browserCtx, id: strings.TrimSuffix(rest, "/background.js")}
+				return &extensionBrowser{ctx: browserCtx, id: strings.TrimSuffix(rest, "/background.js"), stop: stop}
 			}
 		}
 		if time.Now().After(deadline) {

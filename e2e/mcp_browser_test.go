@@ -51,13 +51,20 @@ func startNativeBrowser(t *testing.T) *nativeBrowser {
 	if err != nil || !strings.Contains(string(out), "wrote "+manifest) {
 		t.Fatalf("pling-mcp install: %v\n%s", err, out)
 	}
-	b := startExtensionBrowserIn(t, profile, chromedp.Env(nativehost.DirEnv+"="+rt))
+	nb := &nativeBrowser{bin: bin, profile: profile, runtimeDir: rt}
+	nb.start(t)
+	return nb
+}
+
+// start starts the browser on the profile and waits for its host.
+func (nb *nativeBrowser) start(t *testing.T) {
+	t.Helper()
+	b := startExtensionBrowserIn(t, nb.profile, chromedp.Env(nativehost.DirEnv+"="+nb.runtimeDir))
 	if b.id != nativehost.ExtensionID {
 		t.Fatalf("the extension's id is %s, want %s (fixed by the key in its manifest)", b.id, nativehost.ExtensionID)
 	}
-	nb := &nativeBrowser{extensionBrowser: b, bin: bin, profile: profile, runtimeDir: rt}
+	nb.extensionBrowser = b
 	nb.waitHost(t)
-	return nb
 }
 
 // waitHost waits until the browser has started the host and it listens.

@@ -208,10 +208,11 @@ const agents = (() => {
     const maxBytes = Math.min(Math.max(Number(msg.maxBytes) || 0, 1024), 4 << 20);
     let out;
     try {
-      const where = { tabId, frameIds: [0] };
-      await chrome.scripting.executeScript({ target: where, files: ["page.js"] });
+      // page.js first, then the call, both in that one document: if the
+      // tab moved on in between, the second injection fails (NAVIGATED).
+      const [loaded] = await chrome.scripting.executeScript({ target: { tabId, frameIds: [0] }, files: ["page.js"] });
       const [res] = await chrome.scripting.executeScript({
-        target: where,
+        target: { tabId, documentIds: [loaded.documentId] },
         func: (text, app, t, max, o) =>
           globalThis.__plingMCPFacade.request(text, app, t, max, o).then(
             (reply) => ({ reply }),
