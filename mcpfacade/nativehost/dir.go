@@ -84,6 +84,9 @@ func PrepareDir(dir string) error {
 
 // CheckDir checks dir as PrepareDir does, without creating it.
 func CheckDir(dir string) error {
+	if !ownersKnown {
+		return fmt.Errorf("%w: browser mode runs on Linux and macOS, not on %s", ErrUnsafeDir, runtime.GOOS)
+	}
 	fi, err := os.Lstat(dir)
 	switch {
 	case err != nil:
