@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"os"
 	"os/exec"
@@ -145,6 +146,52 @@ func rpcFailure(t *testing.T, d *tsDriver, name string, args map[string]any) (in
 	return a.Error.Code, a.Error.Message, data.Code, took
 }
 
+// callFailure calls a tool and wants it to fail, as a JSON-RPC error or
+// as a tool result with isError; it returns what it says and how long it
+// took.
+func callFailure(t *testing.T, d *tsDriver, name string, args map[string]any) (string, time.Duration) {
+	t.Helper()
+	start := time.Now()
+	a := d.do(t, "call", map[string]any{"name": name, "arguments": args})
+	took := time.Since(start)
+	if !a.OK {
+		return fmt.Sprintf("%d %s %s", a.Error.Code, a.Error.Message, a.Error.Data), took
+	}
+	var r mcpCallResult
+	_ = json.Unmarshal(a.Result, &r)
+	if !r.IsError {
+		t.Fatalf("%s succeeded: %s", name, a.Result)
+	}
+	return r.text(), took
+}
+
+// waitContextOnly waits until only the facade's own tool is listed.
+func waitContextOnly(t *testing.T, d *tsDriver) {
+	t.Helper()
+	waitToolNames(t, d, []string{mcpfacade.ContextToolName})
+}
+
+// waitDemoTools waits until the demo's tools are listed.
+func waitDemoTools(t *testing.T, d *tsDriver) {
+	t.Helper()
+	waitToolNames(t, d, browserDemoTools)
+}
+
+func waitToolNames(t *testing.T, d *tsDriver, want []string) {
+	t.Helper()
+	deadline := time.Now().Add(testTimeout)
+	for {
+		got := toolNames(listTools(t, d))
+		if slices.Equal(got, want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("tools %v, want %v", got, want)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 func contextOnly(t *testing.T, d *tsDriver) {
 	t.Helper()
 	if got := toolNames(listTools(t, d)); !slices.Equal(got, []string{mcpfacade.ContextToolName}) {
@@ -258,33 +305,21 @@ func TestMCPBrowserMode(t *testing.T) {
 	})
 
 	t.Run("opting out in the panel", func(t *testing.T) {
-		d.drainListChanged()
 		click(t, panel, "agents-site")
-		d.waitListChanged(t)
-		contextOnly(t, d)
-		d.drainListChanged()
+		waitContextOnly(t, d)
 		click(t, panel, "agents-site")
-		d.waitListChanged(t)
-		if got := toolNames(listTools(t, d)); !slices.Equal(got, browserDemoTools) {
-			t.Fatalf("tools after opting in again %v", got)
-		}
+		waitDemoTools(t, d)
 	})
 
 	t.Run("cut off", func(t *testing.T) {
-		d.drainListChanged()
 		click(t, panel, "agents-off")
-		d.waitListChanged(t)
-		contextOnly(t, d)
+		waitContextOnly(t, d)
 		code, msg, _, took := rpcFailure(t, d, mcpfacade.ContextToolName, nil)
 		if code != mcpfacade.CodePageUnreachable || !strings.Contains(msg, "CUT_OFF") || took > failBound {
 			t.Errorf("page_context while cut off: %d %q in %v", code, msg, took)
 		}
-		d.drainListChanged()
 		click(t, panel, "agents-off")
-		d.waitListChanged(t)
-		if got := toolNames(listTools(t, d)); !slices.Equal(got, browserDemoTools) {
-			t.Fatalf("tools after switching agents back on %v", got)
-		}
+		waitDemoTools(t, d)
 	})
 
 	t.Run("revocation in the page", func(t *testing.T) {
@@ -325,23 +360,16 @@ func TestMCPBrowserMode(t *testing.T) {
 		if err := syscall.Kill(s.Host.PID, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
-		code, msg, _, took := rpcFailure(t, d, "orders-search", map[string]any{"query": ""})
-		if took > failBound {
-			t.Errorf("the call after the host died took %v", took)
+		// Sent before pling-mcp saw the socket close, or refused after:
+		// an unknown outcome or PAGE_UNREACHABLE, at once either way.
+		msg, took := callFailure(t, d, "orders-search", map[string]any{"query": ""})
+		if took > failBound || !strings.Contains(msg, "OUTCOME_UNKNOWN") && !strings.Contains(msg, "NOT_CONNECTED") {
+			t.Errorf("the call after the host died: %q in %v", msg, took)
 		}
-		t.Logf("a call with the host killed: %d %q in %v", code, msg, took)
+		t.Logf("a call with the host killed: %q in %v", msg, took)
 		// The extension starts a new host, pling-mcp dials it again, and the
 		// tools come back.
-		deadline := time.Now().Add(testTimeout)
-		for {
-			if got := toolNames(listTools(t, d)); slices.Equal(got, browserDemoTools) {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("the tools never came back after the host was killed")
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
+		waitDemoTools(t, d)
 		if r := callTool(t, d, "orders-search", map[string]any{"query": ""}); r.IsError {
 			t.Errorf("a call after the reconnection: %s", r.text())
 		}
@@ -362,13 +390,12 @@ func TestMCPBrowserMode(t *testing.T) {
 		if err := chromedp.Do(p.ctx, chromedp.Navigate(other)); err != nil {
 			t.Fatal(err)
 		}
-		d.waitListChanged(t)
-		contextOnly(t, d)
-		code, msg, _, took := rpcFailure(t, d, "update_note--order", map[string]any{"record": "SO-1002", "note": "to another site?"})
+		waitContextOnly(t, d)
+		msg, took := callFailure(t, d, "update_note--order", map[string]any{"record": "SO-1002", "note": "to another site?"})
 		if took > failBound {
 			t.Errorf("took %v", took)
 		}
-		t.Logf("a call with the tab on another origin: %d %q", code, msg)
+		t.Logf("a call with the tab on another origin: %q", msg)
 	})
 
 	t.Run("a closed tab is reported", func(t *testing.T) {
@@ -379,14 +406,7 @@ func TestMCPBrowserMode(t *testing.T) {
 		// Going to another origin ended the grant: the person presses the
 		// button again.
 		nb.pressAction(t, demoURL, true)
-		d.drainListChanged()
-		deadline := time.Now().Add(testTimeout)
-		for !slices.Equal(toolNames(listTools(t, d)), browserDemoTools) {
-			if time.Now().After(deadline) {
-				t.Fatal("the tools never came back after the button was pressed again")
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
+		waitDemoTools(t, d)
 		if err := chromedp.Cancel(p.ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -394,7 +414,6 @@ func TestMCPBrowserMode(t *testing.T) {
 		if code != mcpfacade.CodePageUnreachable || !strings.Contains(msg, "NO_TAB") || took > failBound {
 			t.Errorf("a call after the tab closed: %d %q in %v", code, msg, took)
 		}
-		d.waitListChanged(t)
-		contextOnly(t, d)
+		waitContextOnly(t, d)
 	})
 }
