@@ -213,11 +213,16 @@ const agents = (() => {
       const [loaded] = await chrome.scripting.executeScript({ target: { tabId, frameIds: [0] }, files: ["page.js"] });
       const [res] = await chrome.scripting.executeScript({
         target: { tabId, documentIds: [loaded.documentId] },
-        func: (text, app, t, max, o) =>
-          globalThis.__plingMCPFacade.request(text, app, t, max, o).then(
+        // A document being torn down (a reload under the call) may have
+        // lost page.js already: that is a navigation, and nothing is posted.
+        func: (text, app, t, max, o) => {
+          const f = globalThis.__plingMCPFacade;
+          if (!f || typeof f.request !== "function") return { gone: true };
+          return f.request(text, app, t, max, o).then(
             (reply) => ({ reply }),
             (err) => ({ failed: String(err && err.message ? err.message : err) }),
-          ),
+          );
+        },
         args: [msg.request, typeof msg.app === "string" ? msg.app : "", timeoutMs, maxBytes, origin],
       });
       out = res && res.result ? res.result : { failed: "no result from the page" };
@@ -239,6 +244,11 @@ const agents = (() => {
       record("NAVIGATED");
       answer(agent, id, fail("NAVIGATED", tab ? "The page navigated or reloaded while the call waited." : "The tab closed while the call waited."));
       if (!tab) changed();
+      return;
+    }
+    if (out.gone) {
+      record("NAVIGATED");
+      answer(agent, id, fail("NAVIGATED", "The page navigated or reloaded while the call waited."));
       return;
     }
     if (typeof out.reply === "string") {
