@@ -52,6 +52,7 @@ extension:
 	rm -rf $(BUILD)/extension && mkdir -p $(BUILD)/extension
 	cp extension/manifest.json extension/*.js extension/*.html extension/*.css $(BUILD)/extension/
 	cp js/client/pling-client.js js/client/pling-client.d.ts $(BUILD)/extension/
+	cp mcpfacade/page.js $(BUILD)/extension/page.js
 	node js/client/classic.mjs js/client/pling-client.js > $(BUILD)/extension/pling-client.classic.js
 
 .PHONY: screenshots

@@ -22,16 +22,24 @@ import (
 const extensionTimeout = 4 * time.Minute
 
 // extensionFiles are what `make extension` puts in build/extension.
-var extensionFiles = []string{"manifest.json", "content.js", "panel.html", "panel.js", "pling-client.js", "pling-client.classic.js"}
+var extensionFiles = []string{"manifest.json", "background.js", "content.js", "agents.js", "page.js", "panel.html", "panel.js", "pling-client.js", "pling-client.classic.js"}
 
 // extensionBrowser is a Chromium of its own with the unpacked extension
 // loaded: the shared browser of the other tests runs without extensions.
 type extensionBrowser struct {
-	ctx context.Context
-	id  string // the extension's id, as in chrome-extension://<id>/
+	ctx  context.Context
+	id   string // the extension's id, as in chrome-extension://<id>/
+	stop func() // closes the browser and waits for it to exit
 }
 
 func startExtensionBrowser(t *testing.T) *extensionBrowser {
+	t.Helper()
+	return startExtensionBrowserIn(t, t.TempDir())
+}
+
+// startExtensionBrowserIn is startExtensionBrowser with the profile
+// directory profile, and extra allocator options.
+func startExtensionBrowserIn(t *testing.T, profile string, extra ...chromedp.ExecAllocatorOption) *extensionBrowser {
 	t.Helper()
 	dir, err := filepath.Abs(filepath.Join("..", "build", "extension"))
 	if err != nil {
@@ -46,10 +54,10 @@ func startExtensionBrowser(t *testing.T) *extensionBrowser {
 	if err != nil {
 		t.Fatalf("no chromium on PATH: %v", err)
 	}
-	// Registered before the browser's own cleanup, so it runs after the
-	// browser has exited; t.TempDir fails the test if it cannot remove it.
-	profile := t.TempDir()
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), headless.Options(chromium, profile,
+	// The profile is made before the browser's own cleanup is registered,
+	// so it is removed after the browser has exited; t.TempDir fails the
+	// test if it cannot remove it.
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), headless.Options(chromium, profile, append([]chromedp.ExecAllocatorOption{
 		// Debian's Chromium still honours --load-extension; the second flag
 		// keeps every other (component) extension out of the way.
 		chromedp.Flag("load-extension", dir),
@@ -57,12 +65,13 @@ func startExtensionBrowser(t *testing.T) *extensionBrowser {
 		// Lets the tests press the extension's toolbar button
 		// (Extensions.triggerAction), which is what grants it a tab.
 		chromedp.Flag("enable-unsafe-extension-debugging", true),
-	)...)
+	}, extra...)...)...)
 	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)
-	t.Cleanup(func() {
+	stop := func() {
 		cancelBrowser()
 		cancelAlloc() // waits for the browser process to exit
-	})
+	}
+	t.Cleanup(stop)
 	if err := chromedp.Do(browserCtx); err != nil {
 		t.Fatalf("start %s with the extension: %v", chromium, err)
 	}
@@ -77,7 +86,7 @@ func startExtensionBrowser(t *testing.T) *extensionBrowser {
 		for _, ti := range targets {
 			rest, ok := strings.CutPrefix(ti.URL, "chrome-extension://")
 			if ok && ti.Type == "service_worker" && strings.HasSuffix(rest, "/background.js") {
-				return &extensionBrowser{ctx: browserCtx, id: strings.TrimSuffix(rest, "/background.js")}
+				return &extensionBrowser{ctx: browserCtx, id: strings.TrimSuffix(rest, "/background.js"), stop: stop}
 			}
 		}
 		if time.Now().After(deadline) {

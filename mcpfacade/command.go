@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"pling.dev/agent/client"
+	"pling.dev/agent/mcpfacade/nativehost"
 )
 
 // startupSync bounds how long Main waits for the page's surface before it
@@ -31,6 +32,9 @@ const usage = `pling-mcp serves the agent surface of a web page as an MCP server
 
 Usage:
   pling-mcp -url URL [flags]                      start a browser on URL
+  pling-mcp -browser -url URL [flags]             use the person's own browser, through the Pling extension
+  pling-mcp install [-user-data-dir DIR] [-browser chrome,...]
+                                                  register the extension's native host (uninstall: remove it)
   pling-mcp -devtools ws://HOST:PORT/... [-url URL] [flags]
                                                   use a tab of a running browser
 MCP goes over stdin/stdout, or over streamable HTTP with -http.
@@ -42,6 +46,15 @@ Flags:
 // its exit code: 0 after a clean stop, 1 on a failure, 2 on a usage error.
 // MCP over stdio uses stdin and stdout; everything else goes to stderr.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch {
+		case args[0] == "install" || args[0] == "uninstall":
+			return nativehost.InstallMain(args[1:], args[0] == "uninstall", stdout, stderr)
+		case strings.Contains(args[0], "://") && !strings.HasPrefix(args[0], "-"):
+			// The browser starts the native host with its caller's origin.
+			return hostMain(args[0], stdin, stdout, stderr)
+		}
+	}
 	fs := flag.NewFlagSet("pling-mcp", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
@@ -61,6 +74,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		headless    = fs.Bool("headless", false, "start the browser without a window (default: only when there is no display)")
 		noSandbox   = fs.Bool("no-sandbox", false, "start the browser with --no-sandbox (default: only as root, where Chromium's sandbox cannot run)")
 		verbose     = fs.Bool("v", false, "log what the facade does, and the browser's output, to stderr")
+		browser     = fs.Bool("browser", false, "reach the page in the person's own browser through the Pling extension (see `pling-mcp install`), with no DevTools port; needs -url")
 	)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -75,6 +89,8 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	switch {
 	case fs.NArg() > 0:
 		return fail(2, "unexpected arguments %q (see -h)", fs.Args())
+	case *browser && (*pageURL == "" || *devtools != "" || *execPath != ""):
+		return fail(2, "-browser needs -url (the origin it is bound to), and takes neither -devtools nor -chromium")
 	case *pageURL == "" && *devtools == "":
 		fs.Usage()
 		return fail(2, "-url or -devtools is required")
@@ -103,6 +119,12 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		level, browserOut = slog.LevelInfo, stderr
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	if *browser {
+		return browserMain(ctx, browserConfig{
+			url: *pageURL, app: *app, poll: *poll, timeout: *timeout, enumLimit: *enumLimit, httpAddr: *httpAddr,
+		}, stdin, stdout, stderr, logger)
+	}
 
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })

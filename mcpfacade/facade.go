@@ -675,6 +675,10 @@ func invokeResult(r *client.Result, err error, declared string) (*mcp.CallToolRe
 	case errors.As(err, &oe):
 		// Checked in the page before anything is posted: nothing was sent.
 		return nil, originRefusal(oe)
+	case errors.Is(err, ErrNotSent) && !(errors.As(err, &unknown) && unknown.Attempts > 1):
+		// The page never saw it (browser mode), and no earlier attempt
+		// went out: nothing ran.
+		return nil, unreachable(err)
 	case errors.As(err, &unknown):
 		// Checked first: it may wrap a protocol failure (REPLAY_DETECTED
 		// for a retry) that says nothing about the first attempt.

@@ -4,7 +4,7 @@
 // server come as event lines. The client launches the facade over stdio
 // exactly as an MCP host does.
 //
-//   {"id":1,"op":"connect","command":"/path/pling-mcp","args":[...]}
+//   {"id":1,"op":"connect","command":"/path/pling-mcp","args":[...],"env":{...}}
 //   {"id":2,"op":"list"}
 //   {"id":3,"op":"call","name":"orders.search","arguments":{...}}
 //   {"id":4,"op":"read","uri":"pling://context"}
@@ -14,7 +14,7 @@
 // Events:  {"event":"tools/list_changed","count":n}
 import { createInterface } from "node:readline";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const out = (v) => process.stdout.write(JSON.stringify(v) + "\n");
@@ -25,12 +25,14 @@ let listChanged = 0;
 async function run(cmd) {
   switch (cmd.op) {
     case "connect": {
-      client = new Client({ name: "pling-e2e-tsclient", version: "0.0.0" });
+      client = new Client({ name: cmd.name || "pling-e2e-tsclient", version: "0.0.0" });
       client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
         listChanged += 1;
         out({ event: "tools/list_changed", count: listChanged });
       });
-      const transport = new StdioClientTransport({ command: cmd.command, args: cmd.args || [], stderr: "inherit" });
+      // env adds to what the SDK passes a server by default (HOME, PATH, ...).
+      const env = cmd.env ? { ...getDefaultEnvironment(), ...cmd.env } : undefined;
+      const transport = new StdioClientTransport({ command: cmd.command, args: cmd.args || [], env, stderr: "inherit" });
       await client.connect(transport);
       return {
         server: client.getServerVersion(),
