@@ -310,6 +310,18 @@ export function goGlue({ ready, exit }) {
     return tag === "Uint8Array" || tag === "Uint8ClampedArray";
   };
   const getsp = () => exports.getsp() >>> 0;
+  // copyBytesToGo and copyBytesToJS: the JS side (dst when toJS, else src)
+  // must be a Uint8Array or Uint8ClampedArray; as many bytes as both hold.
+  const copyBytes = (sp, dst, src, toJS) => {
+    if (!isBytes(toJS ? dst : src)) {
+      dvSetUint8(mem, sp + 48, 0);
+      return;
+    }
+    const n = mathMin(typedLength(src), typedLength(dst));
+    typedSet(dst, new Uint8ArrayCtor(typedBuffer(src), typedByteOffset(src), n));
+    setInt64(sp + 40, n);
+    dvSetUint8(mem, sp + 48, 1);
+  };
 
   const resume = () => {
     if (exited) throw new ErrorCtor("Go program has already exited");
@@ -474,29 +486,11 @@ export function goGlue({ ready, exit }) {
     },
     "syscall/js.copyBytesToGo": (sp) => {
       sp >>>= 0;
-      const dst = loadSlice(sp + 8);
-      const src = loadValue(sp + 32);
-      if (!isBytes(src)) {
-        dvSetUint8(mem, sp + 48, 0);
-        return;
-      }
-      const n = mathMin(typedLength(src), typedLength(dst));
-      typedSet(dst, new Uint8ArrayCtor(typedBuffer(src), typedByteOffset(src), n));
-      setInt64(sp + 40, n);
-      dvSetUint8(mem, sp + 48, 1);
+      copyBytes(sp, loadSlice(sp + 8), loadValue(sp + 32), false);
     },
     "syscall/js.copyBytesToJS": (sp) => {
       sp >>>= 0;
-      const dst = loadValue(sp + 8);
-      const src = loadSlice(sp + 16);
-      if (!isBytes(dst)) {
-        dvSetUint8(mem, sp + 48, 0);
-        return;
-      }
-      const n = mathMin(typedLength(src), typedLength(dst));
-      typedSet(dst, new Uint8ArrayCtor(typedBuffer(src), typedByteOffset(src), n));
-      setInt64(sp + 40, n);
-      dvSetUint8(mem, sp + 48, 1);
+      copyBytes(sp, loadValue(sp + 8), loadSlice(sp + 16), true);
     },
     debug: (value) => {
       if (consoleLog !== undefined) consoleLog(consoleObject, value);
