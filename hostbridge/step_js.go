@@ -29,8 +29,8 @@ import (
 // Why: every way into Go that goes through the scheduler (a js.FuncOf
 // callback, or an export that wakes a goroutine and then _resume()) cost
 // about 60 µs more per trip in Chromium than an export that runs the work
-// and returns (../shared/experiments/sync-export: 180 vs 120 µs for the
-// same work, a pure-JS echo 90 µs).
+// and returns (180 vs 120 µs for the same work, a pure-JS echo 90 µs;
+// RATIONALE.md, "Why is the kernel a step machine behind wasm exports?").
 //
 // Nothing in an export may park: the kernel's steps never block, the
 // host's functions are synchronous, and the bridge takes no lock that
