@@ -17,9 +17,6 @@ export const DEFAULT_SURFACE_RECORD_LIMIT = 8;
 export const MAX_SURFACE_RECORD_LIMIT = 100;
 
 const CHANNEL = "pling.surface";
-// Names shared with wasm/main.go.
-// One Go program per page, even when this module is loaded under two URLs.
-const LOAD_KEY = Symbol.for("pling.surface.runtime");
 
 const DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024;
 const DEFAULT_EXECUTE_TIMEOUT_MS = 30000;
@@ -29,6 +26,11 @@ const DEFAULT_CHANNELS_PER_ORIGIN = 16;
 const DEFAULT_CHANNEL_IDLE_MS = 10 * 60 * 1000;
 const AUTHENTICATE_TIMEOUT_MS = 10000;
 const MAX_ID_BYTES = 256; // surface.MaxIDBytes
+// The kernel's request and response limits in the browser (surface.DefaultLimits).
+const KERNEL_MAX_REQUEST_BYTES = 64 * 1024;
+const KERNEL_MAX_RESPONSE_BYTES = 1 << 20;
+// Calls a surface holds while its kernel starts; more are refused at once.
+const MAX_HELD = 256;
 
 // Built-ins are captured when the module is evaluated, so that code which
 // later patches Object, JSON, Promise, the prototypes of events, ports and
@@ -115,8 +117,9 @@ const abortSignalOf = capturedGetter(globalThis.AbortController, "signal");
 const abortController = capturedMethod(globalThis.AbortController, "abort");
 const FETCH = globalThis.fetch;
 const WebAssemblyNS = globalThis.WebAssembly;
-const WA_INSTANTIATE = WebAssemblyNS.instantiate;
-const WA_INSTANTIATE_STREAMING = typeof WebAssemblyNS.instantiateStreaming === "function" ? WebAssemblyNS.instantiateStreaming : undefined;
+const WA_MODULE = WebAssemblyNS.Module;
+const WA_INSTANCE = WebAssemblyNS.Instance;
+const REQUEST_IDLE = typeof globalThis.requestIdleCallback === "function" ? globalThis.requestIdleCallback : undefined;
 const responseArrayBuffer = capturedMethod(globalThis.Response, "arrayBuffer");
 // XMLHttpRequest, for httpAdapter: fetch resolves its Promise with the
 // Response, and resolving looks up then on it, where a later script could
@@ -129,6 +132,8 @@ const xhrSetHeader = capturedMethod(XHR, "setRequestHeader");
 const xhrStatusOf = capturedGetter(XHR, "status");
 const xhrTextOf = capturedGetter(XHR, "responseText");
 const xhrURLOf = capturedGetter(XHR, "responseURL");
+const xhrResponseOf = capturedGetter(XHR, "response");
+const xhrSetResponseType = typeof XHR === "function" ? uncurryThis(getOwnPropertyDescriptor(XHR.prototype, "responseType").set) : undefined;
 const xhrSetCredentials = typeof XHR === "function" ? uncurryThis(getOwnPropertyDescriptor(XHR.prototype, "withCredentials").set) : undefined;
 const URLCtor = globalThis.URL;
 const urlHrefOf = capturedGetter(globalThis.URL, "href");
@@ -175,6 +180,7 @@ const SESSION_CODES = freeze(["SESSION_REQUIRED", "SESSION_INVALID", "SESSION_EX
 const OPTION_NAMES = freeze([
   "registry", "execute", "app", "expose", "session", "recordLimit", "maxRecordLimit",
   "rateLimit", "replay", "onAudit", "onAuditError", "executeTimeoutMs", "shared",
+  "wasmURL", "prefetch", "start",
 ]);
 const LISTEN_OPTION_NAMES = freeze(["allowedOrigins", "authenticate", "maxMessageBytes", "channelIdleMs", "maxChannelsPerOrigin"]);
 const REQUEST_MEMBERS = freeze(["channel", "kind", "app", "envelope"]);
@@ -1469,6 +1475,11 @@ function validateOptions(options) {
     }
   }
   if (options.onAudit !== undefined && typeof options.onAudit !== "function") throw new TypeError("createSurface: onAudit must be a function");
+  if (options.wasmURL !== undefined && typeof options.wasmURL !== "string" && !(options.wasmURL instanceof URLCtor)) {
+    throw new TypeError("createSurface: wasmURL must be a string or a URL");
+  }
+  if (options.prefetch !== undefined && options.prefetch !== "idle") throw new TypeError('createSurface: prefetch must be "idle"');
+  if (options.start !== undefined && options.start !== "eager") throw new TypeError('createSurface: start must be "eager"');
   if (options.onAuditError !== undefined && typeof options.onAuditError !== "function") {
     throw new TypeError("createSurface: onAuditError must be a function");
   }
@@ -1922,51 +1933,68 @@ export const webmcpKit = freeze({
 // ---------------------------------------------------------------------------
 // The API bound to one runtime.
 
-function bind(runtime, entries, withStats) {
-  const lane = makeLane(); // one per Go program: its surfaces take turns
-  const deadlines = makeDeadlines();
+/**
+ * The API bound to a kernel source: { up() -> kernel or undefined,
+ * start(wasmURL, done(kernel or undefined, error)), prefetch(wasmURL) },
+ * a kernel being { runtime, entries, lane, deadlines } of one Go program.
+ * A surface is made at once; its instance in the kernel when the kernel is
+ * up, which for the page's own kernel is when the surface is first called.
+ */
+function bind(source, withStats) {
   function createSurface(options) {
     const snapshot = ownOptions(options);
     validateOptions(snapshot);
     applyShared(snapshot); // shared: "indexeddb" swaps in the IndexedDB limiter and guard
+    const wasmURL = snapshot.wasmURL;
     // Answers to calls taken through the entries, and the session getters
     // of those that brought one, by token.
     const replies = new MapCtor();
     const sessions = new MapCtor();
-    const host = buildHost(snapshot, lane, deadlines, entries);
-    host.reply = (token, out, capsId, capsText) => {
-      const reply = mapGet(replies, token);
-      if (reply === undefined) return;
-      mapDelete(replies, token);
-      mapDelete(sessions, token);
-      reply(out, capsId, capsText);
-    };
-    // The kernel's reply to unansweredToken could not be handed over (see
-    // answerer.unanswered in hostbridge): the call fails here, unless it
-    // was answered.
-    host.unansweredToken = 0;
-    host.unanswered = () => {
-      const token = host.unansweredToken;
+    // The kernel and this surface's instance in it, once made.
+    let k;
+    let slot;
+    let maxResponseBytes = KERNEL_MAX_RESPONSE_BYTES;
+    const maxRequestBytes = KERNEL_MAX_REQUEST_BYTES;
+    let made; // the error the kernel gave when it refused the options, or the start's
+    const instantiate = (kernel) => {
+      const host = buildHost(snapshot, kernel.lane, kernel.deadlines, kernel.entries);
+      host.reply = (token, out, capsId, capsText) => {
+        const reply = mapGet(replies, token);
+        if (reply === undefined) return;
+        mapDelete(replies, token);
+        mapDelete(sessions, token);
+        reply(out, capsId, capsText);
+      };
+      // The kernel's reply to unansweredToken could not be handed over (see
+      // answerer.unanswered in hostbridge): the call fails here, unless it
+      // was answered.
       host.unansweredToken = 0;
-      host.reply(token, undefined);
+      host.unanswered = () => {
+        const token = host.unansweredToken;
+        host.unansweredToken = 0;
+        host.reply(token, undefined);
+      };
+      // No getter for the token answers undefined: no session, which the
+      // kernel refuses for a call that was to bring its own.
+      host.sessionFor = (token) => {
+        const getter = mapGet(sessions, token);
+        return getter === undefined ? undefined : getter();
+      };
+      const inst = kernel.runtime.create(host, jsonStringify(buildConfig(snapshot)));
+      // Read once, and only its own members (the runtime makes it without a
+      // prototype): every later call goes to this slot, whatever a later
+      // script puts on Object.prototype.
+      const s = inst !== null && typeof inst === "object" ? ownValue(inst, "slot") : undefined;
+      const maxIn = ownValue(inst, "maxRequestBytes");
+      const maxOut = ownValue(inst, "maxResponseBytes");
+      if (typeof s !== "number" || maxIn !== maxRequestBytes || typeof maxOut !== "number") {
+        const error = ownValue(inst, "error");
+        throw new Error(`createSurface: ${typeof error === "string" ? error : "the runtime refused the options"}`);
+      }
+      k = kernel;
+      slot = s;
+      maxResponseBytes = maxOut;
     };
-    // No getter for the token answers undefined: no session, which the
-    // kernel refuses for a call that was to bring its own.
-    host.sessionFor = (token) => {
-      const getter = mapGet(sessions, token);
-      return getter === undefined ? undefined : getter();
-    };
-    const inst = runtime.create(host, jsonStringify(buildConfig(snapshot)));
-    // Read once, and only its own members (the runtime makes it without a
-    // prototype): every later call goes to this slot, whatever a later
-    // script puts on Object.prototype.
-    const slot = inst !== null && typeof inst === "object" ? ownValue(inst, "slot") : undefined;
-    const maxRequestBytes = ownValue(inst, "maxRequestBytes");
-    const maxResponseBytes = ownValue(inst, "maxResponseBytes");
-    if (typeof slot !== "number" || typeof maxRequestBytes !== "number" || typeof maxResponseBytes !== "number") {
-      const error = ownValue(inst, "error");
-      throw new Error(`createSurface: ${typeof error === "string" ? error : "the runtime refused the options"}`);
-    }
     // Tokens are drawn at random, never 0 (no call), never one in use: a
     // script cannot name a call in flight by counting.
     const nextToken = () => {
@@ -1981,6 +2009,54 @@ function bind(runtime, entries, withStats) {
     // handed each, and its iterator could keep close() from calling them.
     const stops = new MapCtor();
     let closed = false;
+
+    // Calls that came before the instance was made wait here, in order,
+    // each run once with true when it is made or false when it could not be.
+    let held;
+    const whenMade = (f) => {
+      if (k !== undefined) {
+        f(true);
+        return;
+      }
+      if (held !== undefined) {
+        if (held.length >= MAX_HELD) {
+          f(false);
+          return;
+        }
+        held[held.length] = f;
+        return;
+      }
+      held = newList();
+      held[0] = f;
+      source.start(wasmURL, (kernel, error) => {
+        const list = held;
+        held = undefined;
+        if (list === undefined) return; // closed meanwhile: each was answered
+        made = error;
+        if (kernel !== undefined && !closed && k === undefined) {
+          try {
+            instantiate(kernel);
+            made = undefined;
+          } catch (e) {
+            made = e;
+          }
+        }
+        // Each in a task of its own, in order, as they arrived: a call's
+        // answer (an async executor's, say) is not overtaken by the calls
+        // that came after it.
+        const ok = k !== undefined;
+        for (let i = 0; i < list.length; i++) {
+          const f = list[i];
+          setTimer(() => {
+            try {
+              f(ok);
+            } catch {
+              // one call's failure does not keep the others
+            }
+          }, 0);
+        }
+      });
+    };
 
     // The capability list the kernel last sent in shared mode, decoded once.
     // Answers that name it leave it out and get this object back in; it only
@@ -1997,10 +2073,10 @@ function bind(runtime, entries, withStats) {
       const finish = (a) => {
         if (answered) return;
         answered = true;
-        entries.later(() => done(a));
+        k.entries.later(() => done(a));
       };
       const reply = (outIn, capsId, capsIn) => {
-        const t = lane.texts(outIn, capsIn);
+        const t = k.lane.texts(outIn, capsIn);
         const out = t[0];
         const capsText = t[1];
         if (capsId === undefined) {
@@ -2018,7 +2094,7 @@ function bind(runtime, entries, withStats) {
         }
         finish({ __proto__: null, out, caps: sharedCaps.id === capsId ? sharedCaps.list : undefined, shared: true });
       };
-      const n = lane.toEntry(text);
+      const n = k.lane.toEntry(text);
       if (typeof n !== "number") {
         // More UTF-8 bytes than entryIO holds, which is the kernel's
         // request limit: what the kernel itself would answer.
@@ -2030,7 +2106,7 @@ function bind(runtime, entries, withStats) {
       if (sessionFn !== undefined) mapSet(sessions, token, sessionFn);
       let taken = false;
       try {
-        taken = entries.handle(slot, n, token, shared === true, sessionFn !== undefined);
+        taken = k.entries.handle(slot, n, token, shared === true, sessionFn !== undefined);
       } finally {
         // Refused, or the runtime is gone: nothing will answer this token.
         if (!taken) {
@@ -2063,12 +2139,18 @@ function bind(runtime, entries, withStats) {
           fail();
         }
       };
-      try {
-        ask(text, sessionFn, shared, take);
-      } catch {
-        // The Go program has exited, or the instance was closed under us.
-        take(null);
-      }
+      whenMade((ok) => {
+        if (!ok || closed) {
+          done(failure(id, "INTERNAL_ERROR", closed ? "surface is closed" : "the surface runtime did not start"));
+          return;
+        }
+        try {
+          ask(text, sessionFn, shared, take);
+        } catch {
+          // The Go program has exited, or the instance was closed under us.
+          take(null);
+        }
+      });
     };
 
     // Reads a request and calls done(envelope) once with its answer.
@@ -2130,24 +2212,30 @@ function bind(runtime, entries, withStats) {
           return result.promise;
         }
       }
-      try {
-        const n = text === undefined ? -1 : lane.toEntry(text);
-        if (typeof n !== "number") {
-          settle(DESCRIBE_TOO_LARGE);
-          return result.promise;
+      whenMade((ok) => {
+        if (!ok || closed) {
+          result.reject(protocolError("INTERNAL_ERROR", closed ? "surface is closed" : "the surface runtime did not start"));
+          return;
         }
-        const token = nextToken();
-        mapSet(replies, token, (out) => settle(lane.texts(out)[0]));
-        let taken = false;
         try {
-          taken = entries.describe(slot, n, token);
-        } finally {
-          if (!taken) mapDelete(replies, token);
+          const n = text === undefined ? -1 : k.lane.toEntry(text);
+          if (typeof n !== "number") {
+            settle(DESCRIBE_TOO_LARGE);
+            return;
+          }
+          const token = nextToken();
+          mapSet(replies, token, (out) => settle(k.lane.texts(out)[0]));
+          let taken = false;
+          try {
+            taken = k.entries.describe(slot, n, token);
+          } finally {
+            if (!taken) mapDelete(replies, token);
+          }
+          if (!taken) settle(undefined);
+        } catch {
+          result.reject(protocolError("INTERNAL_ERROR", "internal error"));
         }
-        if (!taken) settle(undefined);
-      } catch {
-        result.reject(protocolError("INTERNAL_ERROR", "internal error"));
-      }
+      });
       return result.promise;
     }
 
@@ -2331,7 +2419,7 @@ function bind(runtime, entries, withStats) {
               return;
             }
             const getter = sessionGetter(result);
-            open(() => lane.run(getter));
+            open(() => (k !== undefined ? k.lane.run(getter) : getter()));
           };
           const timer = setTimer(() => decide(null), AUTHENTICATE_TIMEOUT_MS);
           let r;
@@ -2373,8 +2461,13 @@ function bind(runtime, entries, withStats) {
         all[all.length] = stop;
       });
       for (let i = 0; i < all.length; i++) all[i]();
+      if (held !== undefined) {
+        const list = held;
+        held = undefined;
+        for (let i = 0; i < list.length; i++) list[i](false);
+      }
       try {
-        entries.close(slot);
+        if (k !== undefined) k.entries.close(slot);
       } catch {
         // the Go program is gone already
       }
@@ -2391,7 +2484,7 @@ function bind(runtime, entries, withStats) {
         result.reject(new Error("webmcp: the surface is closed"));
         return result.promise;
       }
-      promiseThen(import("./pling-webmcp.js"), (mod) => {
+      whenSettled(import(WEBMCP_URL), (mod) => {
         try {
           if (closed) throw new Error("webmcp: the surface is closed");
           const stop = () => bridge.stop();
@@ -2406,7 +2499,24 @@ function bind(runtime, entries, withStats) {
       return result.promise;
     }
 
-    const api = freeze({ describe, handle, listen, close, webmcp });
+    // Resolves once the kernel is up and this surface is made in it (it
+    // starts the kernel if nothing has yet), to how long the start took;
+    // rejects with the reason it could not be made. A page that wants
+    // its options checked by the kernel at load calls it then.
+    function ready() {
+      const result = pending();
+      whenMade((ok) => {
+        if (ok && !closed) result.resolve(source.timings());
+        else result.reject(closed ? new Error("ready: the surface is closed") : made !== undefined ? made : new ErrorCtor("ready: the surface runtime did not start"));
+      });
+      return result.promise;
+    }
+
+    const api = freeze({ describe, handle, listen, close, webmcp, ready });
+    const up = source.up();
+    if (up !== undefined) instantiate(up); // a refusal throws here, as the options are given
+    else if (snapshot.start === "eager") whenMade(() => {});
+    else if (snapshot.prefetch === "idle") source.prefetch(wasmURL);
     return api;
   }
 
@@ -2423,8 +2533,10 @@ function bind(runtime, entries, withStats) {
   // The runtime's counters (calls entered, Promises waited for) say when an
   // agent's call is in flight: only a page that asks for them gets them.
   if (withStats === true) {
-    const stats = runtime.stats;
-    defineProperty(api, "stats", { __proto__: null, value: () => stats(), enumerable: true });
+    defineProperty(api, "stats", { __proto__: null, value: () => {
+      const k = source.up();
+      return k !== undefined ? k.runtime.stats() : undefined;
+    }, enumerable: true });
   }
   return freeze(unthenable(api));
 }
@@ -2444,10 +2556,12 @@ export function fromRuntime(runtime, options = {}) {
   if (options === null || typeof options !== "object") throw new TypeError("fromRuntime options must be an object");
   const entries = makeEntries(kernelOfGo(options.go), runtime, options.secret);
   if (entries === undefined) throw new TypeError("fromRuntime: options.go must be the Go object that runs this runtime");
-  return bind(runtime, entries, own(options, "stats") === true);
+  const kernel = kernelOf(runtime, entries);
+  const source = freeze({ __proto__: null, up: () => kernel, start: (_url, done) => done(kernel, undefined), prefetch: () => {}, timings: () => NO_TIMINGS });
+  return bind(source, own(options, "stats") === true);
 }
+const NO_TIMINGS = freeze({ __proto__: null, fetchMs: 0, compileMs: 0, startMs: 0 });
 
-const runtimeEntries = new WeakMapCtor(); // runtime started here -> its entries
 
 // ---------------------------------------------------------------------------
 // Shared state: rate limits and replay claims that hold across tabs,
@@ -3168,93 +3282,227 @@ export function httpGuard(url, options) {
 }
 
 // ---------------------------------------------------------------------------
-// Loading.
+// The page's kernel: surface.wasm on the glue of pling-glue.js, started when
+// a surface of this module is first called (or loadSurface, ready() or
+// start: "eager" asks), with the fetch and WebAssembly functions captured
+// when this module was evaluated. Its global object is a record of the
+// glue's, so the runtime wasm/main.go publishes reaches ready here and
+// nowhere else (nothing goes on globalThis).
 
-function resolveURL(given, fallback) {
-  if (given === undefined) return urlHrefOf(new URLCtor(fallback, import.meta.url));
-  return urlHrefOf(new URLCtor(String(given), BASE_AT_LOAD ?? import.meta.url));
-}
-
-// instantiate compiles the module as it arrives, with the fetch and
-// WebAssembly functions captured when this module was evaluated.
-async function instantiate(url, imports) {
-  if (WA_INSTANTIATE_STREAMING !== undefined) {
-    try {
-      const source = await reflectApply(WA_INSTANTIATE_STREAMING, WebAssemblyNS, [FETCH(url), imports]);
-      return ownValue(source, "instance");
-    } catch {
-      // Served without application/wasm, or no streaming here: fall back.
-    }
+// The runtime's files, named by content when the site was built (see
+// internal/sitebuild), else the files beside this module.
+const ASSETS = typeof __PLING_ASSETS__ === "object" && __PLING_ASSETS__ !== null ? __PLING_ASSETS__ : undefined;
+const WASM_FILE = ASSETS !== undefined && typeof ASSETS.wasm === "string" ? ASSETS.wasm : "./surface.wasm";
+const WEBMCP_FILE = ASSETS !== undefined && typeof ASSETS.webmcp === "string" ? ASSETS.webmcp : "./pling-webmcp.js";
+const WEBMCP_URL = urlHrefOf(new URLCtor(WEBMCP_FILE, import.meta.url));
+// Resolved now, so that an import map a later script adds cannot point it
+// elsewhere (a module specifier resolved once keeps its meaning).
+if (typeof import.meta.resolve === "function") {
+  try {
+    import.meta.resolve(WEBMCP_URL);
+  } catch {
+    // resolved when imported
   }
-  const response = await FETCH(url);
-  const status = responseStatusOf(response);
-  if (status < 200 || status > 299) throw new Error(`loadSurface: fetching ${url} failed with HTTP ${status}`);
-  const source = await reflectApply(WA_INSTANTIATE, WebAssemblyNS, [await responseArrayBuffer(response), imports]);
-  return ownValue(source, "instance");
 }
 
-// startRuntime starts surface.wasm on the glue of pling-glue.js: its global
-// object is a record of the glue's, so the runtime wasm/main.go publishes
-// reaches ready here and nowhere else (nothing goes on globalThis).
-async function startRuntime(options) {
-  const wasmURL = resolveURL(options.wasmURL, "./surface.wasm");
-  let runtime;
-  const glue = goGlue({
-    ready: (rt) => {
-      if (runtime === undefined) runtime = rt;
-    },
-    exit: undefined,
+function resolveURL(given) {
+  if (given === undefined) return urlHrefOf(new URLCtor(WASM_FILE, import.meta.url));
+  return urlHrefOf(new URLCtor(StringCtor(given), BASE_AT_LOAD ?? import.meta.url));
+}
+
+// The compiled module, or the compile under way: { done, waiters, module,
+// error, fetchMs, compileMs }. A failed compile is forgotten, so the next
+// call tries again.
+//
+// Nothing on the way is a Promise. A Promise resolved with an object (the
+// Response of fetch, the Module of compileStreaming, the Instance of
+// instantiate) asks that object for then, which a script that ran after
+// this module can answer from Object.prototype and so hand over a kernel of
+// its own making. The bytes come by XMLHttpRequest, whose events go to this
+// module's listeners only, and compiling and instantiating are the
+// synchronous constructors captured at load.
+let compiling;
+
+function compileKernel(wasmURL, done) {
+  if (compiling !== undefined) {
+    if (compiling.done) done(compiling);
+    else append(compiling.waiters, done);
+    return;
+  }
+  const st = { __proto__: null, done: false, waiters: newList(), module: undefined, error: undefined, fetchMs: 0, compileMs: 0 };
+  compiling = st;
+  append(st.waiters, done);
+  const finish = (module, error) => {
+    if (st.done) return;
+    st.done = true;
+    st.module = module;
+    st.error = error;
+    if (module === undefined && compiling === st) compiling = undefined;
+    const list = st.waiters;
+    st.waiters = undefined;
+    for (let i = 0; i < list.length; i++) {
+      try {
+        list[i](st);
+      } catch {
+        // one waiter's failure does not keep the others
+      }
+    }
+  };
+  try {
+    if (XHR === undefined) throw new ErrorCtor("no XMLHttpRequest to fetch the kernel with");
+    const url = resolveURL(wasmURL);
+    const t0 = now();
+    const xhr = new XHR();
+    xhrOpen(xhr, "GET", url, true);
+    xhrSetResponseType(xhr, "arraybuffer");
+    addListener(xhr, "load", () => {
+      try {
+        const status = xhrStatusOf(xhr);
+        if (status < 200 || status > 299) throw new ErrorCtor(`fetching ${url} failed with HTTP ${status}`);
+        const t1 = now();
+        st.fetchMs = t1 - t0;
+        const module = new WA_MODULE(xhrResponseOf(xhr));
+        st.compileMs = now() - t1;
+        finish(module, undefined);
+      } catch (e) {
+        finish(undefined, e);
+      }
+    });
+    const failed = () => finish(undefined, new ErrorCtor(`fetching ${url} failed`));
+    addListener(xhr, "error", failed);
+    addListener(xhr, "abort", failed);
+    xhrSend(xhr);
+  } catch (e) {
+    finish(undefined, e);
+  }
+}
+
+let kernelUp; // the page's kernel, once started
+let starting; // the calls waiting for it while it starts
+let startTimings = freeze({ __proto__: null, fetchMs: 0, compileMs: 0, startMs: 0 });
+
+function kernelOf(runtime, entries) {
+  return freeze({ __proto__: null, runtime, entries, lane: makeLane(), deadlines: makeDeadlines() });
+}
+
+// Calls done(kernel) once the page's kernel is up, or done(undefined,
+// error) when it could not be started; the next call tries again.
+function startKernel(wasmURL, done) {
+  if (kernelUp !== undefined) {
+    done(kernelUp, undefined);
+    return;
+  }
+  if (starting !== undefined) {
+    append(starting, done);
+    return;
+  }
+  starting = newList();
+  append(starting, done);
+  const finish = (kernel, error) => {
+    const list = starting;
+    starting = undefined;
+    kernelUp = kernel;
+    for (let i = 0; i < list.length; i++) {
+      try {
+        list[i](kernel, error);
+      } catch {
+        // one waiter's failure does not keep the others
+      }
+    }
+  };
+  compileKernel(wasmURL, (st) => {
+    if (st.module === undefined) {
+      finish(undefined, st.error);
+      return;
+    }
+    const t2 = now();
+    let runtime;
+    try {
+      const glue = goGlue({
+        ready: (rt) => {
+          if (runtime === undefined) runtime = rt;
+        },
+        exit: undefined,
+      });
+      const instance = new WA_INSTANCE(st.module, glue.importObject);
+      const exports = glue.run(instance); // main runs until it waits, publishing its runtime on the way
+      if (glue.exited()) throw new ErrorCtor("the surface runtime exited");
+      if (!isRuntime(runtime)) throw new ErrorCtor("the surface runtime did not start");
+      const entries = makeEntries({ __proto__: null, exports, resume: glue.resume, exited: glue.exited }, runtime, undefined);
+      if (entries === undefined) throw new ErrorCtor("the surface runtime refused its entries");
+      startTimings = freeze({ __proto__: null, fetchMs: st.fetchMs, compileMs: st.compileMs, startMs: now() - t2 });
+      finish(kernelOf(runtime, entries), undefined);
+    } catch (e) {
+      finish(undefined, e);
+    }
   });
-  const instance = await instantiate(wasmURL, glue.importObject);
-  const exports = glue.run(instance); // main runs until it waits, publishing its runtime on the way
-  if (glue.exited()) throw new Error("loadSurface: the surface runtime exited");
-  if (!isRuntime(runtime)) throw new Error("loadSurface: the surface runtime did not start");
-  const entries = makeEntries({ __proto__: null, exports, resume: glue.resume, exited: glue.exited }, runtime, undefined);
-  if (entries === undefined) throw new Error("loadSurface: the surface runtime refused its entries");
-  weakMapSet(runtimeEntries, runtime, entries);
-  return runtime;
 }
 
-let startedHere; // the start loadSurface made in this module
+// prefetch: "idle": the module is downloaded and compiled when the page
+// is idle, and started on first contact.
+function prefetchKernel(wasmURL) {
+  if (kernelUp !== undefined || compiling !== undefined) return;
+  const go = () => {
+    if (kernelUp === undefined && compiling === undefined) compileKernel(wasmURL, () => {});
+  };
+  if (REQUEST_IDLE !== undefined) reflectApply(REQUEST_IDLE, PAGE_WINDOW, [go]);
+  else setTimer(go, 0);
+}
+
+const PAGE_KERNEL = freeze({
+  __proto__: null,
+  up: () => kernelUp,
+  start: startKernel,
+  prefetch: prefetchKernel,
+  timings: () => startTimings,
+});
+
+const PAGE_API = bind(PAGE_KERNEL, false);
+let pageStatsAPI;
 
 /**
- * Loads wasm_exec.js and surface.wasm (by default the files beside this
- * module), starts the runtime once per page, and resolves to the API.
- * Later calls reuse the running runtime; their URLs are not used.
+ * Makes a surface on the page's kernel, which starts when the surface is
+ * first called: an agent's message, handle(), describe(), webmcp() or
+ * ready(). Options as for the API's createSurface, and wasmURL (default:
+ * the surface.wasm beside this module), prefetch: "idle" (fetch and
+ * compile it when the page is idle), start: "eager" (start it now).
+ */
+export const createSurface = PAGE_API.createSurface;
+
+/**
+ * Starts the page's kernel (surface.wasm beside this module, or
+ * options.wasmURL) and resolves to the API once it is up, so that
+ * createSurface then makes its surface in the kernel at once, throwing
+ * what the kernel refuses. options.stats adds stats().
  */
 export function loadSurface(options = {}) {
   if (options === null || typeof options !== "object") {
-    return Promise.reject(new TypeError("loadSurface options must be an object"));
+    return PromiseCtor.reject(new TypeError("loadSurface options must be an object"));
   }
-  // The start this module made is kept here: the global, which lets a copy
-  // of this module loaded under another URL share it, is one a later
-  // script could replace.
-  let started = startedHere !== undefined ? startedHere : globalThis[LOAD_KEY];
-  if (started === undefined) {
-    started = startRuntime(options);
-    startedHere = started;
-    Object.defineProperty(globalThis, LOAD_KEY, { value: started, configurable: true, writable: true });
-    started.catch(() => {
-      if (startedHere === started) startedHere = undefined;
-      if (globalThis[LOAD_KEY] === started) delete globalThis[LOAD_KEY];
-    });
-  }
-  // Answered through a Promise of its own (pending), resolved here with
-  // the API bound to a runtime this module started: a later call, made
-  // once the surface loaded, gets the real API whatever a later script put
-  // on Promise.prototype, Object.prototype or the global.
+  // Answered through a Promise of its own (pending), resolved with an API
+  // that has its own then: a later call, made once the surface loaded,
+  // gets the real API whatever a later script put on Promise.prototype,
+  // Object.prototype or the global.
   const out = pending();
-  whenSettled(started, (runtime) => {
-    try {
-      const entries = weakMapGet(runtimeEntries, runtime);
-      if (entries === undefined) {
-        // A runtime some other script started: its Go object is not ours.
-        throw new Error("loadSurface: the surface runtime was started without this loader; bind it with fromRuntime(runtime, { go })");
-      }
-      out.resolve(bind(runtime, entries, own(options, "stats") === true));
-    } catch (e) {
-      out.reject(e);
+  const withStats = own(options, "stats") === true;
+  let wasmURL;
+  try {
+    wasmURL = own(options, "wasmURL");
+  } catch (e) {
+    out.reject(e);
+    return out.promise;
+  }
+  startKernel(wasmURL, (kernel, error) => {
+    if (kernel === undefined) {
+      out.reject(new ErrorCtor(`loadSurface: ${error instanceof ErrorCtor ? error.message : "the surface runtime did not start"}`));
+      return;
     }
-  }, out.reject);
+    if (!withStats) {
+      out.resolve(PAGE_API);
+      return;
+    }
+    if (pageStatsAPI === undefined) pageStatsAPI = bind(PAGE_KERNEL, true);
+    out.resolve(pageStatsAPI);
+  });
   return out.promise;
 }
