@@ -79,6 +79,7 @@ func run(m *testing.M) (int, error) {
 	mux.Handle("/", devserver.NewHandler(site, devserver.Options{ScriptPolicy: true}))
 	mux.Handle("/e2e/", http.StripPrefix("/e2e", devserver.Handler("testdata")))
 	mux.Handle("/trip-state", tripState())
+	mux.Handle("/flaky/", flakyKernel(site))
 	main := httptest.NewServer(mux)
 	defer main.Close()
 	siteURL = main.URL

@@ -17,15 +17,15 @@ import (
 )
 
 // The sources whose property names are planted on Object.prototype and
-// Array.prototype: the runtime, its glue, shared state, WebMCP, and Go's own
-// wasm_exec.js (the glue the runtime's replaced, whose names an attack on
-// the old design would use).
-var tripwireSources = []string{
-	"../js/pling-surface.js",
-	"../js/pling-glue.js",
-	"../js/pling-shared.js",
-	"../js/pling-webmcp.js",
-	filepath.Join(runtime.GOROOT(), "lib", "wasm", "wasm_exec.js"),
+// Array.prototype: every module of the runtime (js/*.js: the first script's,
+// its glue, shared state, WebMCP), and Go's own wasm_exec.js (the glue the
+// runtime's replaced, whose names an attack on the old design would use).
+func tripwireSources(t *testing.T) []string {
+	files, err := filepath.Glob("../js/*.js")
+	if err != nil || len(files) < 10 {
+		t.Fatalf("the runtime's modules: %v %v", files, err)
+	}
+	return append(files, filepath.Join(runtime.GOROOT(), "lib", "wasm", "wasm_exec.js"))
 }
 
 var (
@@ -40,7 +40,7 @@ var (
 func sourceNames(t *testing.T) []string {
 	t.Helper()
 	seen := map[string]bool{}
-	for _, f := range tripwireSources {
+	for _, f := range tripwireSources(t) {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)

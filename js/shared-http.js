@@ -74,10 +74,10 @@ export function httpAdapter(url, options) {
   const adapter = freeze({ __proto__: null, target, headers: fixedHeaders, credentials, fetchFn, useXHR, timeoutMs });
   // The exchange itself is pling-shared.js's, loaded at the first decision.
   let made;
-  const posting = () => withShared((mod) => (made ??= mod.backendAdapter(adapter)));
+  const posting = (mod) => (made ??= mod.backendAdapter(adapter));
   return freeze({
-    allow: () => withShared(() => posting().allow()),
-    claim: (sessionId, requestId) => withShared(() => posting().claim(sessionId, requestId)),
+    allow: () => withShared((mod) => posting(mod).allow()),
+    claim: (sessionId, requestId) => withShared((mod) => posting(mod).claim(sessionId, requestId)),
   });
 }
 

@@ -196,6 +196,7 @@ function setup(config = {}) {
       options.session = session;
   }
   if (config.executeTimeoutMs) options.executeTimeoutMs = config.executeTimeoutMs;
+  for (const name of ["wasmURL", "prefetch", "start"]) if (config[name]) options[name] = config[name];
   if (config.rateLimit || config.limiter) {
     options.rateLimit = { maxRequests: 100, windowMs: 60_000, ...config.rateLimit };
     const allow = failing(config.limiter, { allowed: "yes" });
@@ -233,6 +234,7 @@ window.__e2e = {
   authenticated: () => state.authenticated,
   // private channels the surface holds now (open or being authenticated)
   channels: () => state.stop.channels(),
+  surface: () => state.surface,
   note: (id) => document.querySelector(`[data-testid="note-${id}"]`).textContent,
   ready: true,
 };
