@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"pling.dev/agent/internal/jsonwrite"
 	"pling.dev/agent/surface/internal/strictjson"
 )
 
@@ -163,10 +164,10 @@ func (s *Surface) encode(dst []byte, r *Response) ([]byte, SharedCaps, bool) {
 		}
 		dst = make([]byte, 0, size)
 	}
-	w := wire{b: dst}
+	w := wire{Writer: jsonwrite.Writer{B: dst}}
 	w.value(r)
-	b, shared, err := w.b, w.shared, w.err
-	if err == nil && w.slow {
+	b, shared, err := w.B, w.shared, w.err
+	if err == nil && w.Slow {
 		b, err = AppendJSON(dst, r)
 		shared = SharedCaps{}
 	}
