@@ -81,7 +81,7 @@ test-js:
 ## test-client: the client library's unit tests (and those of pling-mcp's page.js), with Node's own runner.
 test-client:
 	@echo "== client library tests under node --test"
-	node --test js/client/ js/test/webmcp.test.mjs js/test/loading.test.mjs mcpfacade/page.test.mjs
+	node --test js/client/ js/test/webmcp.test.mjs js/test/loading.test.mjs js/test/rules.test.mjs mcpfacade/page.test.mjs
 
 ## chromium: install Debian's Chromium when it is missing (never a downloaded browser).
 chromium:

@@ -347,7 +347,7 @@ export declare function classify(reply: unknown, method?: "invoke", expect?: Exp
 export declare function findCapability(description: Description | undefined, capabilityId: string): Capability | undefined;
 /** The record parameter of a folded template, or undefined for a plain capability. */
 export declare function recordParam(capability: Capability | undefined): string | undefined;
-/** true: listed; false: not listed and the list is complete; undefined: the list was cut short. */
+/** true: in recordIds or the records shown; false: neither, and recordIds is complete; undefined: recordIds was cut short. */
 export declare function isReferenceable(description: Description | undefined, recordId: string): boolean | undefined;
 /** A fresh, unpredictable request id. */
 export declare function newRequestId(): string;
