@@ -817,13 +817,13 @@ func TestDescribeSessionErrors(t *testing.T) {
 		name     string
 		sess     *surface.Session
 		err      error
-		sentinel *surface.Error
+		sentinel surface.Code
 	}{
-		{"no session", nil, nil, surface.ErrSessionRequired},
-		{"source fails", nil, errors.New("token store down: secret=hunter2"), surface.ErrSessionInvalid},
-		{"malformed", malformed, nil, surface.ErrSessionInvalid},
-		{"expired", pExpired("s1", "orders.search"), nil, surface.ErrSessionExpired},
-		{"revoked", revoked, nil, surface.ErrSessionRevoked},
+		{"no session", nil, nil, surface.CodeSessionRequired},
+		{"source fails", nil, errors.New("token store down: secret=hunter2"), surface.CodeSessionInvalid},
+		{"malformed", malformed, nil, surface.CodeSessionInvalid},
+		{"expired", pExpired("s1", "orders.search"), nil, surface.CodeSessionExpired},
+		{"revoked", revoked, nil, surface.CodeSessionRevoked},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -839,16 +839,16 @@ func TestDescribeSessionErrors(t *testing.T) {
 			if !errors.As(err, &se) {
 				t.Fatalf("Describe error = %v (%T), want *surface.Error", err, err)
 			}
-			if se.Code != tc.sentinel.Code || !se.Code.IsSession() {
-				t.Errorf("code = %s, want %s", se.Code, tc.sentinel.Code)
+			if se.Code != tc.sentinel || !se.Code.IsSession() {
+				t.Errorf("code = %s, want %s", se.Code, tc.sentinel)
 			}
 			if !errors.Is(err, tc.sentinel) {
-				t.Errorf("errors.Is(err, %s) = false", tc.sentinel.Code)
+				t.Errorf("errors.Is(err, %s) = false", tc.sentinel)
 			}
-			for _, other := range []*surface.Error{surface.ErrSessionRequired, surface.ErrSessionInvalid,
-				surface.ErrSessionExpired, surface.ErrSessionRevoked, surface.ErrInternal} {
+			for _, other := range []surface.Code{surface.CodeSessionRequired, surface.CodeSessionInvalid,
+				surface.CodeSessionExpired, surface.CodeSessionRevoked, surface.CodeInternalError} {
 				if other != tc.sentinel && errors.Is(err, other) {
-					t.Errorf("errors.Is(err, %s) = true", other.Code)
+					t.Errorf("errors.Is(err, %s) = true", other)
 				}
 			}
 			if strings.Contains(err.Error(), "hunter2") {
@@ -856,8 +856,8 @@ func TestDescribeSessionErrors(t *testing.T) {
 			}
 
 			m := pDo(t, s, `{"protocol":"pling.surface/0.1","id":"h","method":"describe"}`)
-			if m["ok"] != false || pCode(m) != string(tc.sentinel.Code) {
-				t.Errorf("Handle = %v, want ok:false with %s", m, tc.sentinel.Code)
+			if m["ok"] != false || pCode(m) != string(tc.sentinel) {
+				t.Errorf("Handle = %v, want ok:false with %s", m, tc.sentinel)
 			}
 			pNoDetail(t, m)
 		})
@@ -876,7 +876,7 @@ func TestDescribeSessionErrors(t *testing.T) {
 			"negative limit":      {Limit: &neg},
 			"negative offset":     {Offset: &neg},
 		} {
-			if _, err := s.Describe(context.Background(), in); !errors.Is(err, surface.ErrInvalidRequest) {
+			if _, err := s.Describe(context.Background(), in); !errors.Is(err, surface.CodeInvalidRequest) {
 				t.Errorf("%s: err = %v, want INVALID_REQUEST", name, err)
 			}
 		}

@@ -181,7 +181,7 @@ func ExampleSurface_Describe() {
 
 	clock.Advance(2 * time.Minute)
 	_, err = s.Describe(context.Background(), surface.DescribeInput{})
-	fmt.Println(errors.Is(err, surface.ErrSessionExpired), err)
+	fmt.Println(errors.Is(err, surface.CodeSessionExpired), err)
 	// Output:
 	// capability: orders.search
 	// capability: approve@order
