@@ -306,7 +306,7 @@ func (s *Surface) startHandle(f *flight, req []byte, perCall bool) {
 	}
 	f.k = k
 	f.buf = bufferPool.Get().(*[]byte)
-	f.x = k.BeginJSON((*f.buf)[:0], req)
+	f.x = k.Begin((*f.buf)[:0], req)
 	f.run()
 }
 
@@ -350,7 +350,7 @@ func (s *Surface) startDescribe(f *flight, input []byte) {
 		return
 	}
 	f.k = s.main
-	f.x = s.main.BeginDescribeJSON(input)
+	f.x = s.main.BeginDescribe(input)
 	f.run()
 }
 
@@ -561,7 +561,7 @@ func (f *flight) text(code float64) ([]byte, bool) {
 func (f *flight) deliver() {
 	if f.describe {
 		// {"ok":true,"result":...} or {"ok":false,"error":...}.
-		b, err := f.x.DescribeJSON()
+		b, _, err := f.x.Reply()
 		if err != nil {
 			var perr *surface.Error
 			if !errors.As(err, &perr) {
@@ -575,7 +575,7 @@ func (f *flight) deliver() {
 		f.send(out)
 		return
 	}
-	b, shared := f.x.Reply()
+	b, shared, _ := f.x.Reply()
 	if f.a.shared && shared.ID != 0 {
 		b = f.a.replyShared(b, shared)
 	} else {

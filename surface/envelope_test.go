@@ -688,11 +688,12 @@ func TestDescribeJSONMessages(t *testing.T) {
 		{`{"record":"SO-1","limit":1}`, "record cannot be combined with offset or limit"},
 	} {
 		for range 10 { // map order must not pick the message
-			x := s.BeginDescribeJSON([]byte(tc.input))
+			x := s.BeginDescribe([]byte(tc.input))
 			s.Drive(context.Background(), x)
-			_, perr := x.Description()
-			if perr == nil || perr.Code != surface.CodeInvalidRequest || perr.Message != tc.want {
-				t.Fatalf("BeginDescribeJSON(%s) = %v, want INVALID_REQUEST %q", tc.input, perr, tc.want)
+			_, _, err := x.Reply()
+			var perr *surface.Error
+			if !errors.As(err, &perr) || perr.Code != surface.CodeInvalidRequest || perr.Message != tc.want {
+				t.Fatalf("BeginDescribe(%s) = %v, want INVALID_REQUEST %q", tc.input, perr, tc.want)
 			}
 			x.Release()
 		}
@@ -769,20 +770,28 @@ func TestDescribeInputRules(t *testing.T) {
 			s := pNewSurface(t, surfacetest.Orders(30), nil)
 			// The in-page describe reads its input as JSON text by the
 			// same rules (null there is no input, like none).
-			x := s.BeginDescribeJSON([]byte(tc.input))
+			x := s.BeginDescribe([]byte(tc.input))
 			s.Drive(context.Background(), x)
-			d, perr := x.Description()
+			out, _, err := x.Reply()
+			var perr *surface.Error
+			errors.As(err, &perr)
+			var d surface.Description
+			if err == nil {
+				if jerr := json.Unmarshal(out, &d); jerr != nil {
+					t.Fatalf("BeginDescribe's reply %s: %v", out, jerr)
+				}
+			}
 			ok, records := tc.ok, tc.records
 			if tc.input == "null" {
 				ok, records = true, 8
 			}
 			switch {
 			case !ok && (perr == nil || perr.Code != surface.CodeInvalidRequest):
-				t.Errorf("BeginDescribeJSON: %v, want INVALID_REQUEST", perr)
+				t.Errorf("BeginDescribe: %v, want INVALID_REQUEST", err)
 			case ok && perr != nil:
-				t.Errorf("BeginDescribeJSON refused: %v", perr)
+				t.Errorf("BeginDescribe refused: %v", err)
 			case ok && len(d.Context.Records) != records:
-				t.Errorf("BeginDescribeJSON: records = %d, want %d", len(d.Context.Records), records)
+				t.Errorf("BeginDescribe: records = %d, want %d", len(d.Context.Records), records)
 			}
 			x.Release()
 

@@ -157,27 +157,27 @@ type Exchange struct {
 	shared SharedCaps
 }
 
-// Begin starts an exchange on one encoded request; its answer is a
-// *Response (Exchange.Response).
-func (s *Surface) Begin(data []byte) *Exchange {
+// beginResponse starts an exchange on one encoded request whose answer is
+// a *Response (Handle).
+func (s *Surface) beginResponse(data []byte) *Exchange {
 	x := s.newExchange(modeResponse)
 	x.decode(data)
 	return x
 }
 
-// BeginJSON starts an exchange whose answer is the encoded response,
-// appended to dst and held to Limits.MaxResponseBytes (Exchange.Reply), as
-// HandleJSONAppend answers.
-func (s *Surface) BeginJSON(dst, data []byte) *Exchange {
+// Begin starts an exchange on one encoded request envelope. Its answer
+// (Exchange.Reply) is the encoded response, appended to dst and held to
+// Limits.MaxResponseBytes, as HandleJSONAppend answers.
+func (s *Surface) Begin(dst, data []byte) *Exchange {
 	x := s.newExchange(modeJSON)
 	x.dst = dst
 	x.decode(data)
 	return x
 }
 
-// BeginValue starts an exchange on a request a transport decoded already
-// (see HandleValue).
-func (s *Surface) BeginValue(v any) *Exchange {
+// beginValue starts an exchange on a request a transport decoded already
+// (HandleValue).
+func (s *Surface) beginValue(v any) *Exchange {
 	x := s.newExchange(modeResponse)
 	tree, err := strictjson.CheckValue(v, s.strict)
 	if err != nil {
@@ -190,9 +190,8 @@ func (s *Surface) BeginValue(v any) *Exchange {
 	return x
 }
 
-// BeginDescribe starts a direct in-page describe (see Describe); its answer
-// is Exchange.Description.
-func (s *Surface) BeginDescribe(in DescribeInput) *Exchange {
+// beginDescribe starts a direct in-page describe (Describe).
+func (s *Surface) beginDescribe(in DescribeInput) *Exchange {
 	x := s.newExchange(modeDescribe)
 	x.din = in
 	x.run(func() {
@@ -205,10 +204,12 @@ func (s *Surface) BeginDescribe(in DescribeInput) *Exchange {
 	return x
 }
 
-// BeginDescribeJSON is BeginDescribe on the input as JSON text, read with
-// the rules and limits of a describe request's input. Empty text or null
-// is no input.
-func (s *Surface) BeginDescribeJSON(input []byte) *Exchange {
+// BeginDescribe starts a direct in-page describe (see Describe) on its
+// input as JSON text, read with the rules and limits of a describe
+// request's input; empty text or null is no input. Its answer
+// (Exchange.Reply) is the encoded description, or a session failure, a bad
+// input or an internal error as an *Error.
+func (s *Surface) BeginDescribe(input []byte) *Exchange {
 	var in DescribeInput
 	if len(input) > 0 {
 		raw, err := strictjson.Decode(input, s.strict)
@@ -224,7 +225,7 @@ func (s *Surface) BeginDescribeJSON(input []byte) *Exchange {
 			return x
 		}
 	}
-	return s.BeginDescribe(in)
+	return s.beginDescribe(in)
 }
 
 func (s *Surface) newExchange(mode exchangeMode) *Exchange {
@@ -239,8 +240,9 @@ func (s *Surface) newExchange(mode exchangeMode) *Exchange {
 var exchanges = sync.Pool{New: func() any { return new(Exchange) }}
 
 // Release gives x back for a later request once its caller is done with it
-// and with everything it answered (Reply's text, Response, DescribeJSON's
-// text). x must not be used after; an exchange not released is collected.
+// and with everything it answered (Reply's text, Handle's Response,
+// DescribeJSON's text). x must not be used after; an exchange not released
+// is collected.
 func (x *Exchange) Release() {
 	*x = Exchange{}
 	exchanges.Put(x)
@@ -284,28 +286,34 @@ func (x *Exchange) Answer(a Answer) (Ask, error) {
 	return x.ask, nil
 }
 
-// Response is the answer of an exchange begun with Begin or BeginValue,
-// nil until it is over.
-func (x *Exchange) Response() *Response {
+// response is the answer of an exchange begun with beginResponse or
+// beginValue, nil until it is over.
+func (x *Exchange) response() *Response {
 	if x.state != stDone {
 		return nil
 	}
 	return x.resp
 }
 
-// Reply is the encoded answer of an exchange begun with BeginJSON, and
-// where a shared capability list sits in it; nil until it is over.
-func (x *Exchange) Reply() ([]byte, SharedCaps) {
+// Reply is the encoded answer, nil until the exchange is over. For Begin
+// it is the response, which carries any failure itself, and shared says
+// where a shared capability list sits in it. For BeginDescribe it is the
+// description, or err is the *Error that failed it.
+func (x *Exchange) Reply() (out []byte, shared SharedCaps, err error) {
 	if x.state != stDone {
-		return nil, SharedCaps{}
+		return nil, SharedCaps{}, nil
 	}
-	return x.out, x.shared
+	if x.mode == modeDescribe {
+		out, err = x.describeJSON()
+		return out, SharedCaps{}, err
+	}
+	return x.out, x.shared, nil
 }
 
-// Description is the answer of an exchange begun with BeginDescribe: the
-// description, or the error (a SESSION_* code, INVALID_REQUEST or
-// INTERNAL_ERROR). Both nil until it is over.
-func (x *Exchange) Description() (*Description, *Error) {
+// description is the answer of a direct describe: the description, or
+// the error (a SESSION_* code, INVALID_REQUEST or INTERNAL_ERROR). Both
+// nil until it is over.
+func (x *Exchange) description() (*Description, *Error) {
 	if x.state != stDone {
 		return nil, nil
 	}
@@ -689,10 +697,10 @@ func (x *Exchange) done() {
 	x.state, x.ask = stDone, Ask{Kind: AskDone, Step: x.ask.Step + 1}
 }
 
-// DescribeJSON is the answer of an exchange begun with BeginDescribe,
-// encoded as AppendJSON encodes a description; the error is an *Error.
-func (x *Exchange) DescribeJSON() (b []byte, err error) {
-	d, perr := x.Description()
+// describeJSON is the answer of a direct describe, encoded as AppendJSON
+// encodes a description; the error is an *Error.
+func (x *Exchange) describeJSON() (b []byte, err error) {
+	d, perr := x.description()
 	if perr != nil {
 		return nil, perr
 	}

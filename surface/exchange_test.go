@@ -38,7 +38,7 @@ func TestExchangeAsksInOrder(t *testing.T) {
 	page := pSpecPage(5)
 	s := pStepSurface(t, page)
 	ctx := context.Background()
-	x := s.BeginJSON(nil, []byte(pStepInvoke))
+	x := s.Begin(nil, []byte(pStepInvoke))
 	var kinds []surface.AskKind
 	for a := x.Ask(); a.Kind != surface.AskDone; {
 		kinds = append(kinds, a.Kind)
@@ -52,7 +52,7 @@ func TestExchangeAsksInOrder(t *testing.T) {
 	if !reflect.DeepEqual(kinds, want) {
 		t.Fatalf("asks = %v, want %v", kinds, want)
 	}
-	out, _ := x.Reply()
+	out, _, _ := x.Reply()
 	m := pDecode(t, out).(map[string]any)
 	if m["ok"] != true {
 		t.Fatalf("reply = %s", out)
@@ -68,7 +68,7 @@ func TestExchangeRefusesWrongAnswers(t *testing.T) {
 	page := pSpecPage(5)
 	s := pStepSurface(t, page)
 	ctx := context.Background()
-	x := s.BeginJSON(nil, []byte(pStepInvoke))
+	x := s.Begin(nil, []byte(pStepInvoke))
 	var last surface.Answer
 	executes := 0
 	for a := x.Ask(); a.Kind != surface.AskDone; {
@@ -112,7 +112,7 @@ func TestExchangeRefusesWrongAnswers(t *testing.T) {
 	if executes != 1 || len(page.Calls()) != 1 {
 		t.Fatalf("execute asked %d times, ran %d times", executes, len(page.Calls()))
 	}
-	out, _ := x.Reply()
+	out, _, _ := x.Reply()
 	if m := pDecode(t, out).(map[string]any); m["ok"] != true {
 		t.Fatalf("reply = %s", out)
 	}
@@ -125,14 +125,14 @@ func TestExchangeEqualsHandleJSON(t *testing.T) {
 		a, b := pSpecPage(5), pSpecPage(5)
 		sa, sb := pStepSurface(t, a), pStepSurface(t, b)
 		want := sa.HandleJSON(ctx, []byte(req))
-		x := sb.BeginJSON(nil, []byte(req))
+		x := sb.Begin(nil, []byte(req))
 		for ask := x.Ask(); ask.Kind != surface.AskDone; {
 			var err error
 			if ask, err = x.Answer(sb.AnswerAsk(ctx, ask)); err != nil {
 				t.Fatal(err)
 			}
 		}
-		got, _ := x.Reply()
+		got, _, _ := x.Reply()
 		if string(got) != string(want) {
 			t.Fatalf("request %s:\n got %s\nwant %s", req, got, want)
 		}
@@ -145,7 +145,7 @@ func TestExchangeExecuteTimeout(t *testing.T) {
 	page := pSpecPage(5)
 	s := pStepSurface(t, page)
 	ctx := context.Background()
-	x := s.BeginJSON(nil, []byte(pStepInvoke))
+	x := s.Begin(nil, []byte(pStepInvoke))
 	a := x.Ask()
 	for a.Kind != surface.AskExecute {
 		var err error
@@ -179,7 +179,7 @@ func FuzzExchange(f *testing.F) {
 	ctx := context.Background()
 	f.Fuzz(func(t *testing.T, data, script []byte) {
 		before := len(page.Calls())
-		x := s.BeginJSON(nil, data)
+		x := s.Begin(nil, data)
 		var last surface.Answer
 		executes, okExecute := 0, false
 		a := x.Ask()
@@ -251,7 +251,7 @@ func FuzzExchange(f *testing.F) {
 		if ran > 1 || ran > executes {
 			t.Fatalf("executor ran %d times, asked %d", ran, executes)
 		}
-		out, _ := x.Reply()
+		out, _, _ := x.Reply()
 		m, ok := pDecode(t, out).(map[string]any)
 		if !ok {
 			t.Fatal("reply is not an object")

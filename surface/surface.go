@@ -93,9 +93,9 @@ func New(opts Options) (*Surface, error) {
 // session source, limiter, guard, executor or audit sink all end in a
 // protocol failure or a contained notification.
 func (s *Surface) Handle(ctx context.Context, data []byte) *Response {
-	x := s.Begin(data)
+	x := s.beginResponse(data)
 	s.Drive(ctx, x)
-	return x.Response()
+	return x.response()
 }
 
 // detachResult gives the caller a description of its own (see detach).
@@ -110,9 +110,9 @@ func detachResult(r *Response) {
 // and rules as encoded input: map[string]any, []any, string, bool, nil and
 // numbers only, no case-variant keys, within Limits.
 func (s *Surface) HandleValue(ctx context.Context, v any) *Response {
-	x := s.BeginValue(v)
+	x := s.beginValue(v)
 	s.Drive(ctx, x)
-	return x.Response()
+	return x.response()
 }
 
 // HandleJSON is Handle with the response encoded and held to
@@ -142,9 +142,10 @@ type SharedCaps struct {
 // that also says where a shared capability list sits in it (offsets into
 // the returned slice).
 func (s *Surface) HandleJSONAppend(ctx context.Context, dst, data []byte) ([]byte, SharedCaps) {
-	x := s.BeginJSON(dst, data)
+	x := s.Begin(dst, data)
 	s.Drive(ctx, x)
-	return x.Reply()
+	out, shared, _ := x.Reply()
+	return out, shared
 }
 
 // Encode marshals r within Limits.MaxResponseBytes; a response over it is
@@ -193,9 +194,9 @@ func (s *Surface) encode(dst []byte, r *Response) ([]byte, SharedCaps, bool) {
 // an *Error with a SESSION_* code (see Code.IsSession); a bad input as
 // INVALID_REQUEST.
 func (s *Surface) Describe(ctx context.Context, in DescribeInput) (*Description, error) {
-	x := s.BeginDescribe(in)
+	x := s.beginDescribe(in)
 	s.Drive(ctx, x)
-	d, perr := x.Description()
+	d, perr := x.description()
 	if perr != nil {
 		return nil, perr
 	}
@@ -207,9 +208,9 @@ func (s *Surface) Describe(ctx context.Context, in DescribeInput) (*Description,
 // encodes it. It saves the copy Describe makes for its caller and reuses
 // the encoded capability list when the registry gives ActionsVersion.
 func (s *Surface) DescribeJSON(ctx context.Context, in DescribeInput) ([]byte, error) {
-	x := s.BeginDescribe(in)
+	x := s.beginDescribe(in)
 	s.Drive(ctx, x)
-	return x.DescribeJSON()
+	return x.describeJSON()
 }
 
 func (in DescribeInput) validate() *Error {

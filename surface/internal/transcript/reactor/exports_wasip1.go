@@ -98,7 +98,7 @@ func handle(slot, n, token, _ int32) int32 {
 	if s == nil || !ok {
 		return -1
 	}
-	run(&flight{x: s.BeginJSON(nil, req), token: token})
+	run(&flight{x: s.Begin(nil, req), token: token})
 	return 0
 }
 
@@ -124,7 +124,7 @@ func answer(ticket, n int32) int32 {
 func run(f *flight) {
 	a := f.x.Ask()
 	if a.Kind == surface.AskDone {
-		out, _ := f.x.Reply()
+		out, _, _ := f.x.Reply()
 		hostReply(f.token, addr(out), uint32(len(out)))
 		runtime.KeepAlive(out)
 		return
