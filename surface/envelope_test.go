@@ -36,7 +36,7 @@ func pEchoPage(n int) *surfacetest.Page {
 // pGuard is a replay guard that counts claims and can be made to fail.
 type pGuard struct {
 	mu     sync.Mutex
-	inner  *surface.MemoryGuard
+	inner  surface.ReplayGuard
 	claims int
 	err    error
 }
