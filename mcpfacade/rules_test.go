@@ -96,3 +96,13 @@ func TestSharedPageTextVectors(t *testing.T) {
 		}
 	}
 }
+
+func TestSharedProtocolString(t *testing.T) {
+	var v struct {
+		Protocol string `json:"protocol"`
+	}
+	readRules(t, "protocol.json", &v)
+	if v.Protocol != surface.Protocol {
+		t.Fatalf("testdata/rules/protocol.json says %q, the kernel %q", v.Protocol, surface.Protocol)
+	}
+}
