@@ -33,9 +33,8 @@ import (
 // RATIONALE.md, "Why is the kernel a step machine behind wasm exports?").
 //
 // Nothing in an export may park: the kernel's steps never block, the
-// host's functions are synchronous, and the bridge takes no lock that
-// another call could hold (there is one thread, and no goroutine runs
-// while an export does). Page code that a host function runs may call the
+// host's functions are synchronous, and the bridge takes no lock (there
+// is one thread, and no goroutine runs while an export does). Page code that a host function runs may call the
 // surface again; the JS side then enters later, from a microtask, not
 // inside this export.
 //
