@@ -298,14 +298,9 @@ func (s *Surface) startHandle(f *flight, req []byte, perCall bool) {
 		f.send(s.failure(surface.CodeInvalidRequest, "request is larger than the size limit"))
 		return
 	}
-	k, err := s.kernelFor(perCall)
-	if err != nil {
-		f.send(s.failure(surface.CodeInternalError, "internal error"))
-		return
-	}
-	f.k = k
+	f.k = s.main
 	f.buf = bufferPool.Get().(*[]byte)
-	f.x = k.Begin((*f.buf)[:0], req)
+	f.x = s.main.Begin((*f.buf)[:0], req, s.hasSession || perCall)
 	f.run()
 }
 
@@ -349,7 +344,7 @@ func (s *Surface) startDescribe(f *flight, input []byte) {
 		return
 	}
 	f.k = s.main
-	f.x = s.main.BeginDescribe(input)
+	f.x = s.main.BeginDescribe(input, s.hasSession)
 	f.run()
 }
 

@@ -688,7 +688,7 @@ func TestDescribeJSONMessages(t *testing.T) {
 		{`{"record":"SO-1","limit":1}`, "record cannot be combined with offset or limit"},
 	} {
 		for range 10 { // map order must not pick the message
-			x := s.BeginDescribe([]byte(tc.input))
+			x := s.BeginDescribe([]byte(tc.input), false)
 			s.Drive(context.Background(), x)
 			_, _, err := x.Reply()
 			var perr *surface.Error
@@ -770,7 +770,7 @@ func TestDescribeInputRules(t *testing.T) {
 			s := pNewSurface(t, surfacetest.Orders(30), nil)
 			// The in-page describe reads its input as JSON text by the
 			// same rules (null there is no input, like none).
-			x := s.BeginDescribe([]byte(tc.input))
+			x := s.BeginDescribe([]byte(tc.input), false)
 			s.Drive(context.Background(), x)
 			out, _, err := x.Reply()
 			var perr *surface.Error

@@ -204,7 +204,7 @@ func ExampleExchange() {
 	}
 	ctx := context.Background()
 	x := s.Begin(nil, []byte(
-		`{"protocol":"pling.surface/0.1","id":"r1","method":"invoke","capability":"orders.search","input":{"query":"x"}}`))
+		`{"protocol":"pling.surface/0.1","id":"r1","method":"invoke","capability":"orders.search","input":{"query":"x"}}`), false)
 	for a := x.Ask(); a.Kind != surface.AskDone; {
 		fmt.Println("ask:", a.Kind)
 		ans := surface.Answer{Kind: a.Kind, Step: a.Step, Result: json.RawMessage(`{"hits":0}`)}
@@ -235,7 +235,7 @@ func ExampleSurface_BeginDescribe() {
 		panic(err)
 	}
 	for _, input := range []string{`{"offset":18}`, `{"limit":"3"}`, `{"limit":1,"Limit":2}`} {
-		x := s.BeginDescribe([]byte(input))
+		x := s.BeginDescribe([]byte(input), false)
 		s.Drive(context.Background(), x)
 		if out, _, err := x.Reply(); err != nil {
 			perr := err.(*surface.Error)

@@ -125,9 +125,12 @@ type Exchange struct {
 	s     *Surface
 	mode  exchangeMode
 	state state
-	ask   Ask
-	start time.Time
-	ev    AuditEvent
+	// session: the exchange asks for the caller's session and holds the
+	// request to it; without, it runs in open mode.
+	session bool
+	ask     Ask
+	start   time.Time
+	ev      AuditEvent
 
 	req  *request
 	id   string
@@ -167,9 +170,14 @@ func (s *Surface) beginResponse(data []byte) *Exchange {
 
 // Begin starts an exchange on one encoded request envelope. Its answer
 // (Exchange.Reply) is the encoded response, appended to dst and held to
-// Limits.MaxResponseBytes, as HandleJSONAppend answers.
-func (s *Surface) Begin(dst, data []byte) *Exchange {
+// Limits.MaxResponseBytes, as HandleJSONAppend answers. With session the
+// exchange asks for the caller's session (AskSession) and requires one;
+// without, it runs in open mode. Handle and the other drivers pass
+// whether Options.Session is set; a host whose callers bring sessions of
+// their own decides per call.
+func (s *Surface) Begin(dst, data []byte, session bool) *Exchange {
 	x := s.newExchange(modeJSON)
+	x.session = session
 	x.dst = dst
 	x.decode(data)
 	return x
@@ -191,8 +199,9 @@ func (s *Surface) beginValue(v any) *Exchange {
 }
 
 // beginDescribe starts a direct in-page describe (Describe).
-func (s *Surface) beginDescribe(in DescribeInput) *Exchange {
+func (s *Surface) beginDescribe(in DescribeInput, session bool) *Exchange {
 	x := s.newExchange(modeDescribe)
+	x.session = session
 	x.din = in
 	x.run(func() {
 		if e := in.validate(); e != nil {
@@ -208,8 +217,8 @@ func (s *Surface) beginDescribe(in DescribeInput) *Exchange {
 // input as JSON text, read with the rules and limits of a describe
 // request's input; empty text or null is no input. Its answer
 // (Exchange.Reply) is the encoded description, or a session failure, a bad
-// input or an internal error as an *Error.
-func (s *Surface) BeginDescribe(input []byte) *Exchange {
+// input or an internal error as an *Error. session is as for Begin.
+func (s *Surface) BeginDescribe(input []byte, session bool) *Exchange {
 	var in DescribeInput
 	if len(input) > 0 {
 		raw, err := strictjson.Decode(input, s.strict)
@@ -225,12 +234,12 @@ func (s *Surface) BeginDescribe(input []byte) *Exchange {
 			return x
 		}
 	}
-	return s.beginDescribe(in)
+	return s.beginDescribe(in, session)
 }
 
 func (s *Surface) newExchange(mode exchangeMode) *Exchange {
 	x := exchanges.Get().(*Exchange)
-	*x = Exchange{s: s, mode: mode, start: s.now()}
+	*x = Exchange{s: s, mode: mode, start: s.now(), session: s.opts.Session != nil}
 	return x
 }
 
@@ -361,7 +370,7 @@ func (x *Exchange) begin(v any) {
 
 // 2. session.
 func (x *Exchange) askSession() {
-	if x.s.opts.Session == nil {
+	if !x.session {
 		x.afterSession(nil, nil)
 		return
 	}
@@ -393,7 +402,7 @@ func (x *Exchange) step(a Answer) {
 
 func (x *Exchange) afterSession(sess *Session, err error) {
 	var perr *Error
-	if x.s.opts.Session != nil {
+	if x.session {
 		if err != nil {
 			// A source that cannot answer must not be read as "no session
 			// needed" or as an old answer: fail closed.

@@ -142,7 +142,7 @@ type SharedCaps struct {
 // that also says where a shared capability list sits in it (offsets into
 // the returned slice).
 func (s *Surface) HandleJSONAppend(ctx context.Context, dst, data []byte) ([]byte, SharedCaps) {
-	x := s.Begin(dst, data)
+	x := s.Begin(dst, data, s.opts.Session != nil)
 	s.Drive(ctx, x)
 	out, shared, _ := x.Reply()
 	return out, shared
@@ -194,7 +194,7 @@ func (s *Surface) encode(dst []byte, r *Response) ([]byte, SharedCaps, bool) {
 // an *Error with a SESSION_* code (see Code.IsSession); a bad input as
 // INVALID_REQUEST.
 func (s *Surface) Describe(ctx context.Context, in DescribeInput) (*Description, error) {
-	x := s.beginDescribe(in)
+	x := s.beginDescribe(in, s.opts.Session != nil)
 	s.Drive(ctx, x)
 	d, perr := x.description()
 	if perr != nil {
@@ -208,7 +208,7 @@ func (s *Surface) Describe(ctx context.Context, in DescribeInput) (*Description,
 // encodes it. It saves the copy Describe makes for its caller and reuses
 // the encoded capability list when the registry gives ActionsVersion.
 func (s *Surface) DescribeJSON(ctx context.Context, in DescribeInput) ([]byte, error) {
-	x := s.beginDescribe(in)
+	x := s.beginDescribe(in, s.opts.Session != nil)
 	s.Drive(ctx, x)
 	return x.describeJSON()
 }
