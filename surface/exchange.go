@@ -170,7 +170,9 @@ func (s *Surface) beginResponse(data []byte) *Exchange {
 
 // Begin starts an exchange on one encoded request envelope. Its answer
 // (Exchange.Reply) is the encoded response, appended to dst and held to
-// Limits.MaxResponseBytes, as HandleJSONAppend answers. With session the
+// Limits.MaxResponseBytes, as HandleJSON answers; a transport reuses its
+// buffers through dst (a response is often kilobytes, and allocating it is
+// a good part of a request's cost under WebAssembly). With session the
 // exchange asks for the caller's session (AskSession) and requires one;
 // without, it runs in open mode. Handle and the other drivers pass
 // whether Options.Session is set; a host whose callers bring sessions of
@@ -249,9 +251,8 @@ func (s *Surface) newExchange(mode exchangeMode) *Exchange {
 var exchanges = sync.Pool{New: func() any { return new(Exchange) }}
 
 // Release gives x back for a later request once its caller is done with it
-// and with everything it answered (Reply's text, Handle's Response,
-// DescribeJSON's text). x must not be used after; an exchange not released
-// is collected.
+// and with everything it answered (Reply's text, Handle's Response). x
+// must not be used after; an exchange not released is collected.
 func (x *Exchange) Release() {
 	*x = Exchange{}
 	exchanges.Put(x)
@@ -280,9 +281,6 @@ func (x *Exchange) decode(data []byte) {
 
 // Ask returns what the exchange waits for; Kind AskDone once it is over.
 func (x *Exchange) Ask() Ask { return x.ask }
-
-// Done reports whether the exchange is over.
-func (x *Exchange) Done() bool { return x.state == stDone }
 
 // Answer gives the exchange the answer to its current ask and returns the
 // next one. An answer of another kind or step, or any answer once the

@@ -121,8 +121,10 @@ func (s *Surface) HandleValue(ctx context.Context, v any) *Response {
 // once, but the caller never saw its result. Transports should prefer it
 // to Handle followed by Encode, whose audit cannot know the encoded size.
 func (s *Surface) HandleJSON(ctx context.Context, data []byte) []byte {
-	b, _ := s.HandleJSONAppend(ctx, nil, data)
-	return b
+	x := s.Begin(nil, data, s.opts.Session != nil)
+	s.Drive(ctx, x)
+	out, _, _ := x.Reply()
+	return out
 }
 
 // SharedCaps locates, in an encoded response, a capability list that the
@@ -134,18 +136,6 @@ func (s *Surface) HandleJSON(ctx context.Context, data []byte) []byte {
 type SharedCaps struct {
 	ID         uint64 // 0: no shared list in this response
 	Start, End int    // the list is resp[Start:End]
-}
-
-// HandleJSONAppend is HandleJSON that appends the response to dst, so a
-// transport can reuse its buffers (a response is often kilobytes, and
-// allocating it is a good part of a request's cost under WebAssembly), and
-// that also says where a shared capability list sits in it (offsets into
-// the returned slice).
-func (s *Surface) HandleJSONAppend(ctx context.Context, dst, data []byte) ([]byte, SharedCaps) {
-	x := s.Begin(dst, data, s.opts.Session != nil)
-	s.Drive(ctx, x)
-	out, shared, _ := x.Reply()
-	return out, shared
 }
 
 // Encode marshals r within Limits.MaxResponseBytes; a response over it is
@@ -202,15 +192,6 @@ func (s *Surface) Describe(ctx context.Context, in DescribeInput) (*Description,
 	}
 	d.detach()
 	return d, nil
-}
-
-// DescribeJSON is Describe with the description encoded, as AppendJSON
-// encodes it. It saves the copy Describe makes for its caller and reuses
-// the encoded capability list when the registry gives ActionsVersion.
-func (s *Surface) DescribeJSON(ctx context.Context, in DescribeInput) ([]byte, error) {
-	x := s.beginDescribe(in, s.opts.Session != nil)
-	s.Drive(ctx, x)
-	return x.describeJSON()
 }
 
 func (in DescribeInput) validate() *Error {
