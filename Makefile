@@ -51,7 +51,8 @@ endef
 extension:
 	rm -rf $(BUILD)/extension && mkdir -p $(BUILD)/extension
 	cp extension/manifest.json extension/*.js extension/*.html extension/*.css $(BUILD)/extension/
-	cp js/client/pling-client.js js/client/pling-client.d.ts $(BUILD)/extension/
+	cp js/client/pling-client.js js/pling-protocol.d.ts $(BUILD)/extension/
+	sed 's|"../pling-protocol.js"|"./pling-protocol.js"|' js/client/pling-client.d.ts > $(BUILD)/extension/pling-client.d.ts
 	cp mcpfacade/page.js $(BUILD)/extension/page.js
 	node js/client/classic.mjs js/client/pling-client.js > $(BUILD)/extension/pling-client.classic.js
 
@@ -81,7 +82,7 @@ test-js:
 ## test-client: the client library's unit tests (and those of pling-mcp's page.js), with Node's own runner.
 test-client:
 	@echo "== client library tests under node --test"
-	node --test js/client/ js/test/webmcp.test.mjs js/test/loading.test.mjs mcpfacade/page.test.mjs
+	node --test js/client/ js/test/webmcp.test.mjs js/test/loading.test.mjs js/test/rules.test.mjs js/test/protocol-types.test.mjs mcpfacade/page.test.mjs
 
 ## chromium: install Debian's Chromium when it is missing (never a downloaded browser).
 chromium:

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -161,20 +162,17 @@ func (d *Description) Capability(id string) (surface.Capability, bool) {
 	return surface.Capability{}, false
 }
 
-// Referenceable reports whether the description offers recordID: in its
-// recordIds or its records.
-func (d *Description) Referenceable(recordID string) bool {
-	for _, id := range d.Context.RecordIDs {
-		if id == recordID {
-			return true
-		}
+// Referenceable reports whether the description offers recordID, and
+// whether it can tell: an id in its recordIds or its records is offered;
+// any other is not, known only when recordIds lists every id
+// (recordIdsTotal). testdata/rules/referenceable.json holds the rule, which
+// the JavaScript client runs too.
+func (d *Description) Referenceable(recordID string) (offered, known bool) {
+	if slices.Contains(d.Context.RecordIDs, recordID) ||
+		slices.ContainsFunc(d.Context.Records, func(r surface.RecordView) bool { return r.ID == recordID }) {
+		return true, true
 	}
-	for _, r := range d.Context.Records {
-		if r.ID == recordID {
-			return true
-		}
-	}
-	return false
+	return false, d.Context.RecordIDsTotal <= len(d.Context.RecordIDs)
 }
 
 // Kind classifies an invoke that the surface accepted. A protocol failure is

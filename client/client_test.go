@@ -64,8 +64,8 @@ func TestRetryReusesID(t *testing.T) {
 				if u.ID != ids[0] || u.Attempts != tt.wantAttempt || u.Capability != "update_note@order" {
 					t.Fatalf("OutcomeUnknownError %+v, want id %s and %d attempts", u, ids[0], tt.wantAttempt)
 				}
-				if strings.HasSuffix(tt.want, "REPLAY_DETECTED") && !errors.Is(err, surface.ErrReplayDetected) {
-					t.Fatalf("errors.Is(err, ErrReplayDetected) = false for %v", err)
+				if strings.HasSuffix(tt.want, "REPLAY_DETECTED") && !errors.Is(err, surface.CodeReplayDetected) {
+					t.Fatalf("errors.Is(err, CodeReplayDetected) = false for %v", err)
 				}
 				if tt.want == "unknown" && !errors.Is(err, errLost) {
 					t.Fatalf("the transport's error is not reachable through %v", err)
@@ -221,7 +221,7 @@ func TestClassificationKernel(t *testing.T) {
 			}},
 		{name: "not exposed", capability: "orders.nope", want: "protocol:CAPABILITY_NOT_EXPOSED",
 			check: func(t *testing.T, _ *client.Result, err error) {
-				if !errors.Is(err, surface.ErrCapabilityNotExposed) {
+				if !errors.Is(err, surface.CodeCapabilityNotExposed) {
 					t.Fatalf("errors.Is against the surface sentinel failed: %v", err)
 				}
 			}},
@@ -237,7 +237,7 @@ func TestClassificationKernel(t *testing.T) {
 		{name: "executor fails", capability: "orders.fail", want: "protocol:INTERNAL_ERROR"},
 		{name: "revoked", capability: "orders.search", setup: func(k *kernel) { k.revoke() }, want: "protocol:SESSION_REVOKED",
 			check: func(t *testing.T, _ *client.Result, err error) {
-				if !errors.Is(err, surface.ErrSessionRevoked) || errors.Is(err, surface.ErrSessionExpired) {
+				if !errors.Is(err, surface.CodeSessionRevoked) || errors.Is(err, surface.CodeSessionExpired) {
 					t.Fatalf("errors.Is mismatch for %v", err)
 				}
 			}},
@@ -272,7 +272,7 @@ func TestRateLimited(t *testing.T) {
 	if !errors.As(err, &perr) || perr.Code != surface.CodeRateLimited || perr.RetryAfter != time.Minute {
 		t.Fatalf("got %v (%+v), want RATE_LIMITED with RetryAfter 1m", err, perr)
 	}
-	if !errors.Is(err, surface.ErrRateLimited) || !strings.Contains(err.Error(), "retry after 1m0s") {
+	if !errors.Is(err, surface.CodeRateLimited) || !strings.Contains(err.Error(), "retry after 1m0s") {
 		t.Fatalf("error %q", err)
 	}
 }

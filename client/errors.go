@@ -10,7 +10,7 @@ import (
 
 // ProtocolError is a protocol failure: the surface answered ok: false. Code
 // is what callers branch on; errors.Is compares codes, so
-// errors.Is(err, surface.ErrRateLimited) works. The executor did not run
+// errors.Is(err, surface.CodeRateLimited) works. The executor did not run
 // for this request (INTERNAL_ERROR excepted: the kernel also uses it for an
 // executor that failed or did not answer in time).
 type ProtocolError struct {
@@ -39,6 +39,8 @@ func (e *ProtocolError) Error() string {
 // Is matches a *surface.Error or a *ProtocolError with the same code.
 func (e *ProtocolError) Is(target error) bool {
 	switch t := target.(type) {
+	case surface.Code:
+		return t == e.Code
 	case *surface.Error:
 		return t.Code == e.Code
 	case *ProtocolError:
@@ -109,7 +111,7 @@ var ErrOutcomeUnknown = errors.New("client: outcome unknown")
 // The usual case is a retry refused with REPLAY_DETECTED: the first attempt
 // reached the surface's replay guard, so it may have run and its reply was
 // lost. Err is that last failure; errors.Is and errors.As see through to it
-// (errors.Is(err, surface.ErrReplayDetected), errors.Is(err,
+// (errors.Is(err, surface.CodeReplayDetected), errors.Is(err,
 // context.DeadlineExceeded), errors.Is(err, ErrClosed)). Never retry such an
 // invoke with a new id without first checking the page (a describe of the
 // record, say): that is how an action runs twice.

@@ -150,7 +150,7 @@ func ExampleOutcomeUnknownError() {
 
 	var u *client.OutcomeUnknownError
 	fmt.Println(errors.As(err, &u), u.Attempts)
-	fmt.Println(errors.Is(err, surface.ErrReplayDetected))
+	fmt.Println(errors.Is(err, surface.CodeReplayDetected))
 	fmt.Println("executor runs:", len(page.Calls()))
 	// Output:
 	// true 2

@@ -307,7 +307,7 @@ func TestRecords(t *testing.T) {
 		for _, err := range c.Records(ctx, 5) {
 			errs = append(errs, err)
 		}
-		if len(errs) != 1 || !errors.Is(errs[0], surface.ErrSessionRevoked) {
+		if len(errs) != 1 || !errors.Is(errs[0], surface.CodeSessionRevoked) {
 			t.Fatalf("got %v", errs)
 		}
 	})

@@ -168,3 +168,36 @@ func TestReplyTooLargeFromTransport(t *testing.T) {
 		t.Fatalf("%d round trips for two calls: a refused reply was sent again", calls)
 	}
 }
+
+// The referenceability rule every client shares with the JavaScript one:
+// testdata/rules/referenceable.json, which js/test/rules.test.mjs runs too.
+func TestReferenceableVectors(t *testing.T) {
+	b, err := os.ReadFile("../testdata/rules/referenceable.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vs []struct {
+		Name    string          `json:"name"`
+		Context json.RawMessage `json:"context"`
+		ID      string          `json:"id"`
+		Want    *bool           `json:"want"`
+	}
+	if err := json.Unmarshal(b, &vs); err != nil || len(vs) < 5 {
+		t.Fatalf("%d vectors: %v", len(vs), err)
+	}
+	for _, v := range vs {
+		t.Run(v.Name, func(t *testing.T) {
+			var d client.Description
+			if err := json.Unmarshal([]byte(`{"protocol":"pling.surface/0.1","capabilities":[],"context":`+string(v.Context)+`}`), &d); err != nil {
+				t.Fatal(err)
+			}
+			offered, known := d.Referenceable(v.ID)
+			switch {
+			case v.Want == nil && known:
+				t.Errorf("Referenceable = %v, known; want it unknown", offered)
+			case v.Want != nil && (!known || offered != *v.Want):
+				t.Errorf("Referenceable = %v (known %v), want %v", offered, known, *v.Want)
+			}
+		})
+	}
+}

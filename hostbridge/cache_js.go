@@ -2,24 +2,21 @@
 
 package hostbridge
 
-import "sync"
-
 // lastText remembers the value parsed from the last text it saw. Views and
 // sessions are pure functions of their JSON text, and a page answers the
 // same text again and again while nothing changes, so a string comparison
 // replaces a decode (encoding/json is about five times slower in wasm than
 // natively). The cached value is shared: the kernel only reads views and
 // sessions, and callers copy the top-level struct before setting fields.
+// No lock: the module runs on one thread and nothing here blocks, so no
+// other call runs in between.
 type lastText[T any] struct {
-	mu   sync.Mutex
 	text string
 	val  *T
 }
 
 // getBytes is get for a text still in bytes: no string is made of it.
 func (c *lastText[T]) getBytes(text []byte) (*T, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.val != nil && c.text == string(text) {
 		return c.val, true
 	}
@@ -27,8 +24,6 @@ func (c *lastText[T]) getBytes(text []byte) (*T, bool) {
 }
 
 func (c *lastText[T]) get(text string) (*T, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.val != nil && c.text == text {
 		return c.val, true
 	}
@@ -37,14 +32,10 @@ func (c *lastText[T]) get(text string) (*T, bool) {
 
 // value returns the value last put, whatever its text.
 func (c *lastText[T]) value() *T {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	return c.val
 }
 
 func (c *lastText[T]) put(text string, v *T) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.text, c.val = text, v
 }
 
@@ -53,7 +44,6 @@ func (c *lastText[T]) put(text string, v *T) {
 // not change answers a handful of texts in turn; one entry would miss on
 // every switch between them and decode again.
 type textCache[T any] struct {
-	mu      sync.Mutex
 	entries [textCacheSize]struct {
 		text string
 		val  *T
@@ -64,8 +54,6 @@ type textCache[T any] struct {
 const textCacheSize = 4
 
 func (c *textCache[T]) get(text string) (*T, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	for i := range c.entries {
 		if e := &c.entries[i]; e.val != nil && e.text == text {
 			return e.val, true
@@ -76,8 +64,6 @@ func (c *textCache[T]) get(text string) (*T, bool) {
 
 // getBytes is get for a text still in bytes: no string is made of it.
 func (c *textCache[T]) getBytes(text []byte) (*T, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	for i := range c.entries {
 		if e := &c.entries[i]; e.val != nil && e.text == string(text) {
 			return e.val, true
@@ -87,8 +73,6 @@ func (c *textCache[T]) getBytes(text []byte) (*T, bool) {
 }
 
 func (c *textCache[T]) put(text string, v *T) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	e := &c.entries[c.next]
 	e.text, e.val = text, v
 	c.next = (c.next + 1) % textCacheSize

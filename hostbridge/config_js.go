@@ -46,10 +46,12 @@ type ReplayConfig struct {
 	WindowMs float64 `json:"windowMs,omitempty"`
 }
 
+// Member names, keyed by the constants the readers switch on: a name and
+// the code that reads its value meet by name, never by position.
 var (
-	configFields    = []string{"app", "expose", "recordLimit", "maxRecordLimit", "rateLimit", "replay", "executeTimeoutMs", "hostTimeoutMs"}
-	rateLimitFields = []string{"maxRequests", "windowMs"}
-	replayFields    = []string{"windowMs"}
+	configFields    = [...]string{configApp: "app", configExpose: "expose", configRecordLimit: "recordLimit", configMaxRecordLimit: "maxRecordLimit", configRateLimit: "rateLimit", configReplay: "replay", configExecuteTimeoutMs: "executeTimeoutMs", configHostTimeoutMs: "hostTimeoutMs"}
+	rateLimitFields = [...]string{rateLimitMaxRequests: "maxRequests", rateLimitWindowMs: "windowMs"}
+	replayFields    = [...]string{replayWindowMs: "windowMs"}
 )
 
 // parseConfig decodes the config text as encoding/json would with
@@ -57,17 +59,17 @@ var (
 func parseConfig(data []byte) (Config, error) {
 	var cfg Config
 	r := jsonread.New(data)
-	r.Object(configFields, true, func(field int) {
+	r.Object(configFields[:], true, func(field int) {
 		switch field {
-		case 0:
+		case configApp:
 			r.String(&cfg.App)
-		case 1:
+		case configExpose:
 			r.Strings(&cfg.Expose)
-		case 2:
+		case configRecordLimit:
 			r.Int(&cfg.RecordLimit)
-		case 3:
+		case configMaxRecordLimit:
 			r.Int(&cfg.MaxRecordLimit)
-		case 4:
+		case configRateLimit:
 			if r.Null() {
 				cfg.RateLimit = nil
 				return
@@ -76,14 +78,15 @@ func parseConfig(data []byte) (Config, error) {
 				cfg.RateLimit = new(RateLimitConfig)
 			}
 			rl := cfg.RateLimit
-			r.Object(rateLimitFields, true, func(f int) {
-				if f == 0 {
+			r.Object(rateLimitFields[:], true, func(f int) {
+				switch f {
+				case rateLimitMaxRequests:
 					r.Int(&rl.MaxRequests)
-				} else {
+				case rateLimitWindowMs:
 					r.Float(&rl.WindowMs)
 				}
 			})
-		case 5:
+		case configReplay:
 			if r.Null() {
 				cfg.Replay = nil
 				return
@@ -92,10 +95,14 @@ func parseConfig(data []byte) (Config, error) {
 				cfg.Replay = new(ReplayConfig)
 			}
 			rp := cfg.Replay
-			r.Object(replayFields, true, func(int) { r.Float(&rp.WindowMs) })
-		case 6:
+			r.Object(replayFields[:], true, func(f int) {
+				if f == replayWindowMs {
+					r.Float(&rp.WindowMs)
+				}
+			})
+		case configExecuteTimeoutMs:
 			r.Float(&cfg.ExecuteTimeoutMs)
-		case 7:
+		case configHostTimeoutMs:
 			r.Float(&cfg.HostTimeoutMs)
 		}
 	})
@@ -141,3 +148,26 @@ func durationFromMillis(ms float64) time.Duration {
 	}
 	return time.Duration(math.Ceil(ms * float64(time.Millisecond)))
 }
+
+// Members of the config object, indexes into configFields.
+const (
+	configApp = iota
+	configExpose
+	configRecordLimit
+	configMaxRecordLimit
+	configRateLimit
+	configReplay
+	configExecuteTimeoutMs
+	configHostTimeoutMs
+)
+
+// Members of the rateLimit object, indexes into rateLimitFields.
+const (
+	rateLimitMaxRequests = iota
+	rateLimitWindowMs
+)
+
+// Members of the replay object, indexes into replayFields.
+const (
+	replayWindowMs = iota
+)

@@ -257,3 +257,26 @@ func TestRuntimeTextsReadAsEncodingJSON(t *testing.T) {
 		t.Fatalf("ParseActions: %v\n got %#v\nwant %#v", err, got, want)
 	}
 }
+
+// The readers' member lists are the json tags of the types they fill, in
+// full and without a gap a keyed literal would leave as "".
+func TestMemberNamesAreTheJSONTags(t *testing.T) {
+	for _, c := range []struct {
+		typ   any
+		names []string
+	}{
+		{Config{}, configFields[:]}, {RateLimitConfig{}, rateLimitFields[:]}, {ReplayConfig{}, replayFields[:]},
+		{wireSession{}, sessionFields[:]},
+	} {
+		typ := reflect.TypeOf(c.typ)
+		var tags []string
+		for i := range typ.NumField() {
+			if name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ","); name != "" && name != "-" {
+				tags = append(tags, name)
+			}
+		}
+		if strings.Join(tags, ",") != strings.Join(c.names, ",") {
+			t.Errorf("%s: json tags %q, reader's members %q", typ.Name(), tags, c.names)
+		}
+	}
+}

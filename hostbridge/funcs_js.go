@@ -12,8 +12,8 @@ import (
 var liveFuncs atomic.Int64
 
 // testHook, when set by a test, runs at the start of every callback and of
-// every request goroutine with the operation's name; a test makes it panic
-// to prove that a panicking callback cannot stop the Go program.
+// every export's work with the operation's name; a test makes it panic to
+// prove that a panicking callback cannot stop the Go program.
 var testHook func(op string)
 
 func runHook(op string) {

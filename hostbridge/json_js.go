@@ -106,26 +106,28 @@ func parseTree(data []byte) (any, error) {
 	return v, err
 }
 
-var sessionFields = []string{"agentId", "sessionId", "userId", "expiresAt", "scope", "delegationId", "revokedAt"}
+// Member names, keyed by the constants the readers switch on: a name and
+// the code that reads its value meet by name, never by position.
+var sessionFields = [...]string{sessionAgentID: "agentId", sessionSessionID: "sessionId", sessionUserID: "userId", sessionExpiresAt: "expiresAt", sessionScope: "scope", sessionDelegationID: "delegationId", sessionRevokedAt: "revokedAt"}
 
 // decodeSession decodes session text into w.
 func decodeSession(data []byte, w *wireSession) error {
 	return read(data, func(r *jsonread.Reader) {
-		r.Object(sessionFields, false, func(field int) {
+		r.Object(sessionFields[:], false, func(field int) {
 			switch field {
-			case 0:
+			case sessionAgentID:
 				r.String(&w.AgentID)
-			case 1:
+			case sessionSessionID:
 				r.String(&w.SessionID)
-			case 2:
+			case sessionUserID:
 				r.String(&w.UserID)
-			case 3:
+			case sessionExpiresAt:
 				r.Number(&w.ExpiresAt)
-			case 4:
+			case sessionScope:
 				r.Strings(&w.Scope)
-			case 5:
+			case sessionDelegationID:
 				r.String(&w.DelegationID)
-			case 6:
+			case sessionRevokedAt:
 				r.Number(&w.RevokedAt)
 			}
 		})
@@ -137,3 +139,14 @@ func decodeSession(data []byte, w *wireSession) error {
 func unknownField(key string) error {
 	return errors.New("json: unknown field " + strconv.Quote(key))
 }
+
+// Members of the session object, indexes into sessionFields.
+const (
+	sessionAgentID = iota
+	sessionSessionID
+	sessionUserID
+	sessionExpiresAt
+	sessionScope
+	sessionDelegationID
+	sessionRevokedAt
+)

@@ -7,7 +7,6 @@ import (
 	"maps"
 	"math"
 	"strconv"
-	"sync"
 	"syscall/js"
 
 	"pling.dev/agent/surface"
@@ -27,7 +26,6 @@ type registry struct {
 	version, actionsFn, view, expose js.Value
 	hasVersion, hasExpose            bool
 
-	mu      sync.Mutex
 	key     string // version key of the cached actions; "" = none
 	text    string // actions() text the cache was parsed from
 	actions []surface.Action
@@ -108,8 +106,6 @@ func (r *registry) versionKey() (string, error) {
 
 // numberKey is the cache key of a numeric version f.
 func (r *registry) numberKey(f float64) string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	if bits := math.Float64bits(f); r.numKey == "" || bits != r.numBits {
 		r.numBits, r.numKey = bits, "n"+strconv.FormatFloat(f, 'g', -1, 64)
 	}
@@ -123,26 +119,21 @@ func (r *registry) current() ([]surface.Action, string, error) {
 		return nil, "", err
 	}
 	if key != "" {
-		r.mu.Lock()
 		if r.key == key && r.actions != nil {
 			acts, gen := r.actions, r.genKey
-			r.mu.Unlock()
 			return acts, gen, nil
 		}
-		r.mu.Unlock()
 	}
 
-	// No lock is held across calls into JS: page code may call back into
-	// the surface while it runs.
+	// Page code that actions() runs may call back into the surface: nothing
+	// read above is relied on across this call.
 	text, err := r.lane.text("registry.actions", r.actionsFn, nil, "actions() must answer JSON text")
 	if err != nil {
 		return nil, "", err
 	}
-	r.mu.Lock()
 	r.actionsReads++
 	same := r.actions != nil && text == r.text
 	acts := r.actions
-	r.mu.Unlock()
 
 	if !same {
 		if acts, err = surface.ParseActions([]byte(text)); err != nil {
@@ -159,8 +150,6 @@ func (r *registry) current() ([]surface.Action, string, error) {
 		}
 	}
 
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	if !same {
 		r.actionsParse++
 	}
@@ -204,8 +193,6 @@ func (r *registry) readExpose(acts []surface.Action) (map[string]bool, error) {
 // isExposed is the kernel's Expose predicate when the host has expose().
 // An id missing from the latest answers is not exposed (fail closed).
 func (r *registry) isExposed(id string) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	return r.exposed[id]
 }
 
@@ -280,7 +267,5 @@ func (r *registry) viewWith(parsed *surface.View, acts []surface.Action, gen str
 type registryStats struct{ reads, parses int }
 
 func (r *registry) stats() registryStats {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	return registryStats{reads: r.actionsReads, parses: r.actionsParse}
 }

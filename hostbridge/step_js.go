@@ -33,9 +33,8 @@ import (
 // RATIONALE.md, "Why is the kernel a step machine behind wasm exports?").
 //
 // Nothing in an export may park: the kernel's steps never block, the
-// host's functions are synchronous, and the bridge takes no lock that
-// another call could hold (there is one thread, and no goroutine runs
-// while an export does). Page code that a host function runs may call the
+// host's functions are synchronous, and the bridge takes no lock (there
+// is one thread, and no goroutine runs while an export does). Page code that a host function runs may call the
 // surface again; the JS side then enters later, from a microtask, not
 // inside this export.
 //
@@ -299,14 +298,9 @@ func (s *Surface) startHandle(f *flight, req []byte, perCall bool) {
 		f.send(s.failure(surface.CodeInvalidRequest, "request is larger than the size limit"))
 		return
 	}
-	k, err := s.kernelFor(perCall)
-	if err != nil {
-		f.send(s.failure(surface.CodeInternalError, "internal error"))
-		return
-	}
-	f.k = k
+	f.k = s.main
 	f.buf = bufferPool.Get().(*[]byte)
-	f.x = k.BeginJSON((*f.buf)[:0], req)
+	f.x = s.main.Begin((*f.buf)[:0], req, s.hasSession || perCall)
 	f.run()
 }
 
@@ -350,7 +344,7 @@ func (s *Surface) startDescribe(f *flight, input []byte) {
 		return
 	}
 	f.k = s.main
-	f.x = s.main.BeginDescribeJSON(input)
+	f.x = s.main.BeginDescribe(input, s.hasSession)
 	f.run()
 }
 
@@ -561,7 +555,7 @@ func (f *flight) text(code float64) ([]byte, bool) {
 func (f *flight) deliver() {
 	if f.describe {
 		// {"ok":true,"result":...} or {"ok":false,"error":...}.
-		b, err := f.x.DescribeJSON()
+		b, _, err := f.x.Reply()
 		if err != nil {
 			var perr *surface.Error
 			if !errors.As(err, &perr) {
@@ -575,7 +569,7 @@ func (f *flight) deliver() {
 		f.send(out)
 		return
 	}
-	b, shared := f.x.Reply()
+	b, shared, _ := f.x.Reply()
 	if f.a.shared && shared.ID != 0 {
 		b = f.a.replyShared(b, shared)
 	} else {

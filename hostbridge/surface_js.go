@@ -4,7 +4,6 @@ package hostbridge
 
 import (
 	"errors"
-	"sync"
 	"sync/atomic"
 	"syscall/js"
 	"time"
@@ -20,18 +19,13 @@ type Surface struct {
 	hostTimeout time.Duration
 	limits      surface.Limits
 
-	// main answers calls under the host's own session (or open mode).
-	main *surface.Surface
-	// perCall answers calls that bring their own session getter (a private
-	// channel authenticated by the page) when the host itself has no
-	// session: the kernel reads "no session source" as open mode, so those
-	// calls need a kernel that always asks. Both kernels share the
-	// registry, the limiter and the replay guard. Built on first use.
-	perCallOnce sync.Once
-	perCall     *surface.Surface
-	perCallErr  error
-	opts        surface.Options
-	hasSession  bool
+	// main is the kernel. Its session source answers a call that brings
+	// its own getter (a private channel authenticated by the page) with
+	// that getter, any other with the host's session(); an exchange asks
+	// for a session when the host has one or the call brings one, and runs
+	// in open mode otherwise.
+	main       *surface.Surface
+	hasSession bool
 
 	closed atomic.Bool
 
@@ -148,29 +142,11 @@ func New(host js.Value, cfg Config) (*Surface, error) {
 		o.OnAudit = a.onAudit
 		o.OnAuditError = a.onAuditError
 	}
-	s.opts = o
-
-	main := o
-	if s.hasSession {
-		main.Session = sessionSource(host, l, true)
-	}
-	if s.main, err = surface.New(main); err != nil {
+	o.Session = sessionSource(host, l, s.hasSession)
+	if s.main, err = surface.New(o); err != nil {
 		return nil, err
 	}
 	return s, nil
-}
-
-// kernelFor picks the kernel for a call with or without its own session.
-func (s *Surface) kernelFor(perCall bool) (*surface.Surface, error) {
-	if !perCall || s.hasSession {
-		return s.main, nil
-	}
-	s.perCallOnce.Do(func() {
-		o := s.opts
-		o.Session = sessionSource(s.host, s.lane, false)
-		s.perCall, s.perCallErr = surface.New(o)
-	})
-	return s.perCall, s.perCallErr
 }
 
 // failure encodes a protocol failure the kernel never saw.

@@ -1,4 +1,18 @@
-// Type declarations for pling-surface.js (pling.surface/0.1).
+// Type declarations for pling-surface.js (pling.surface/0.1). The
+// protocol's messages are declared once, in pling-protocol.d.ts.
+
+import type {
+  Capability,
+  Description,
+  DescribeInput,
+  DescribeRequest,
+  ErrorCode,
+  InvokeRequest,
+  Observation,
+  ProtocolFailure,
+  RecordView,
+  Violation,
+} from "./pling-protocol.js";
 
 export declare const SURFACE_PROTOCOL: "pling.surface/0.1";
 export declare const DEFAULT_SURFACE_RECORD_LIMIT: 8;
@@ -241,117 +255,25 @@ export interface StartTimings {
 // ---------------------------------------------------------------------------
 // Protocol.
 
-export type SurfaceErrorCode =
-  | "INVALID_REQUEST"
-  | "PROTOCOL_VERSION_UNSUPPORTED"
-  | "METHOD_NOT_SUPPORTED"
-  | "CAPABILITY_NOT_EXPOSED"
-  | "RATE_LIMITED"
-  | "RATE_LIMIT_UNAVAILABLE"
-  | "REPLAY_DETECTED"
-  | "REPLAY_GUARD_UNAVAILABLE"
-  | "SESSION_REQUIRED"
-  | "SESSION_INVALID"
-  | "SESSION_EXPIRED"
-  | "SESSION_REVOKED"
-  | "INTERNAL_ERROR";
+export type SurfaceErrorCode = ErrorCode;
 
 export type SessionErrorCode = "SESSION_REQUIRED" | "SESSION_INVALID" | "SESSION_EXPIRED" | "SESSION_REVOKED";
 
-export interface DescribeInput {
-  /** One id, or 1 to 20 ids: read these records in full. Excludes offset and limit. */
-  record?: string | string[];
-  offset?: number;
-  /** Clamped to maxRecordLimit. */
-  limit?: number;
-  capabilities?: "full" | "changed";
-}
 
-export interface DescribeRequest {
-  protocol: typeof SURFACE_PROTOCOL;
-  id: string;
-  method: "describe";
-  input?: DescribeInput;
-}
 
-export interface InvokeRequest {
-  protocol: typeof SURFACE_PROTOCOL;
-  id: string;
-  method: "invoke";
-  capability: string;
-  input?: Record<string, unknown>;
-}
 
+export type { Capability, CapabilityRecord, DescribeInput, DescribeRequest, InvokeRequest, RecordView } from "./pling-protocol.js";
 export type SurfaceRequest = DescribeRequest | InvokeRequest;
+export type SurfaceDescription = Description;
+export type SurfaceObservation = Observation;
+export type SurfaceViolation = Violation;
+export type SurfaceProtocolFailure = ProtocolFailure;
 
-export interface Capability {
-  id: string;
-  description?: string;
-  inputSchema?: object;
-  effect?: Effect;
-  approval?: Approval;
-  fidelity?: string;
-  source?: string;
-  scopePath?: string[];
-  handoff?: string;
-  flowSteps?: string[];
-  offscreen?: boolean;
-  record?: { param: string; total: number; offscreen?: number };
-}
 
-export interface RecordView {
-  id: string;
-  kind?: string;
-  fields?: Record<string, unknown>;
-  offscreen?: boolean;
-}
 
-export interface SurfaceDescription {
-  protocol: typeof SURFACE_PROTOCOL;
-  app?: string;
-  capabilities: Capability[];
-  /** Set only when the list was cut. */
-  capabilitiesTotal?: number;
-  /** True when capabilities: "changed" was asked and the list is unchanged (capabilities is then []). */
-  capabilitiesUnchanged?: boolean;
-  context: {
-    route?: string;
-    regions: Region[];
-    regionsTotal?: number;
-    records: RecordView[];
-    recordIds: string[];
-    recordIdsTotal: number;
-    state: Record<string, unknown>;
-    stateTotal?: number;
-    feedback: Feedback[];
-    unavailable: Unavailable[];
-    recordsTotal: number;
-    feedbackTotal: number;
-    unavailableTotal: number;
-  };
-}
 
-export interface SurfaceObservation {
-  records?: { id: string; fields?: Record<string, unknown>; fieldsOmitted?: number; removed?: boolean }[];
-  recordsOmitted?: number;
-  state?: Record<string, unknown>;
-  stateOmitted?: number;
-}
 
-export interface SurfaceViolation {
-  instancePath: string;
-  keyword: string;
-  message: string;
-}
 
-export interface SurfaceProtocolFailure {
-  code: SurfaceErrorCode;
-  message: string;
-  /** With RATE_LIMITED. */
-  retryAfterMs?: number;
-  /** With INVALID_REQUEST when the input fails the capability's schema. */
-  violations?: SurfaceViolation[];
-}
 
 export type SurfaceResponse =
   | { protocol: typeof SURFACE_PROTOCOL; id: string; ok: true; result: SurfaceDescription }

@@ -137,12 +137,24 @@ export function recordEnum(capability, context, limit) {
   const kind = templateKind(capability.id);
   const ids = [];
   for (const r of records) {
-    if (!r || typeof r.id !== "string") continue;
+    if (!r || typeof r.id !== "string" || r.id === "") continue;
     if (kind !== "" && r.kind !== kind) continue;
+    // An id the model could not read back exactly stays in the context,
+    // where the agent reads it as data, and the parameter lists none.
+    if (UNSHOWN_IN_ENUM.test(r.id) || [...r.id].length > MAX_ENUM_ID) return null;
     if (!ids.includes(r.id)) ids.push(r.id);
   }
   return ids.length > 0 && ids.length <= limit ? ids : null;
 }
+
+// Characters that do not show as themselves in a tool list: controls,
+// format characters (bidi overrides, zero-width, tags), separators and
+// spaces other than " ", private use, unassigned code points, and the
+// invisible fillers and variation selectors. testdata/rules holds the rule
+// as vectors, which pling-mcp runs too.
+const UNSHOWN_IN_ENUM = /(?! )[\p{Z}\p{C}\u034F\u115F\u1160\u17B4\u17B5\u180B-\u180F\u2800\u3164\uFE00-\uFE0F\uFFA0\u{E0100}-\u{E01EF}]/u;
+// The longest record id an enum lists, in characters.
+const MAX_ENUM_ID = 500;
 
 function isObject(v) {
   return v !== null && typeof v === "object" && !kit.isArray(v);
@@ -157,9 +169,16 @@ function isObject(v) {
 export function toolInputSchema(capability, recordParam) {
   // A copy whose objects have no prototype: nothing a later script put on
   // Object.prototype (a toJSON, a member the schema lacks) enters it.
+  // WebMCP wants an object schema at the top: one without a type gets
+  // "object", any other is kept whole under allOf.
   const given = kit.bareObjects(capability.inputSchema);
-  const schema = isObject(given) ? given : {};
-  if (schema.type === undefined) schema.type = "object";
+  let schema;
+  if (given === undefined || given === null) schema = { type: "object" };
+  else if (isObject(given) && (given.type === undefined || given.type === null || given.type === "object")) {
+    schema = given;
+    schema.type = "object";
+  }
+  else schema = { type: "object", allOf: [given] };
   if (recordParam) {
     const { name, description, ids } = recordParam;
     const props = isObject(schema.properties) ? schema.properties : {};

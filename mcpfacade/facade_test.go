@@ -533,7 +533,7 @@ func TestRevocationRemovesTools(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
 	f.revoke()
 	err := f.fac.Sync(context.Background())
-	if !errors.Is(err, surface.ErrSessionRevoked) {
+	if !errors.Is(err, surface.CodeSessionRevoked) {
 		t.Fatalf("sync after revocation: %v", err)
 	}
 	f.waitListChanged(t)

@@ -28,9 +28,11 @@ func ParseActions(data []byte) ([]Action, error) {
 	return acts, nil
 }
 
+// Member names, keyed by the constants the readers switch on: a name and
+// the code that reads its value meet by name, never by position.
 var (
-	actionFields   = []string{"id", "description", "inputSchema", "effect", "approval", "fidelity", "source", "scopePath", "handoff", "flowSteps", "offscreen", "record"}
-	templateFields = []string{"kind", "param", "total", "offscreen"}
+	actionFields   = [...]string{actionID: "id", actionDescription: "description", actionInputSchema: "inputSchema", actionEffect: "effect", actionApproval: "approval", actionFidelity: "fidelity", actionSource: "source", actionScopePath: "scopePath", actionHandoff: "handoff", actionFlowSteps: "flowSteps", actionOffscreen: "offscreen", actionRecord: "record"}
+	templateFields = [...]string{templateKind: "kind", templateParam: "param", templateTotal: "total", templateOffscreen: "offscreen"}
 )
 
 // readActions reads an action list into *acts.
@@ -39,31 +41,31 @@ func readActions(r *jsonread.Reader, acts *[]Action) {
 }
 
 func readAction(r *jsonread.Reader, a *Action) {
-	r.Object(actionFields, false, func(field int) {
+	r.Object(actionFields[:], false, func(field int) {
 		switch field {
-		case 0:
+		case actionID:
 			r.String(&a.ID)
-		case 1:
+		case actionDescription:
 			r.String(&a.Description)
-		case 2:
+		case actionInputSchema:
 			a.InputSchema = r.Raw()
-		case 3:
+		case actionEffect:
 			r.String(&a.Effect)
-		case 4:
+		case actionApproval:
 			r.String(&a.Approval)
-		case 5:
+		case actionFidelity:
 			r.String(&a.Fidelity)
-		case 6:
+		case actionSource:
 			r.String(&a.Source)
-		case 7:
+		case actionScopePath:
 			r.Strings(&a.ScopePath)
-		case 8:
+		case actionHandoff:
 			r.String(&a.Handoff)
-		case 9:
+		case actionFlowSteps:
 			r.Strings(&a.FlowSteps)
-		case 10:
+		case actionOffscreen:
 			r.Bool(&a.Offscreen)
-		case 11:
+		case actionRecord:
 			// A pointer: null makes it nil, a repeated member decodes
 			// into the template the earlier one made.
 			if r.Null() {
@@ -74,18 +76,42 @@ func readAction(r *jsonread.Reader, a *Action) {
 				a.Record = new(RecordTemplate)
 			}
 			t := a.Record
-			r.Object(templateFields, false, func(f int) {
+			r.Object(templateFields[:], false, func(f int) {
 				switch f {
-				case 0:
+				case templateKind:
 					r.String(&t.Kind)
-				case 1:
+				case templateParam:
 					r.String(&t.Param)
-				case 2:
+				case templateTotal:
 					r.Int(&t.Total)
-				case 3:
+				case templateOffscreen:
 					r.Int(&t.Offscreen)
 				}
 			})
 		}
 	})
 }
+
+// Members of the action object, indexes into actionFields.
+const (
+	actionID = iota
+	actionDescription
+	actionInputSchema
+	actionEffect
+	actionApproval
+	actionFidelity
+	actionSource
+	actionScopePath
+	actionHandoff
+	actionFlowSteps
+	actionOffscreen
+	actionRecord
+)
+
+// Members of the template object, indexes into templateFields.
+const (
+	templateKind = iota
+	templateParam
+	templateTotal
+	templateOffscreen
+)

@@ -402,7 +402,7 @@ func TestAuditNotForDirectDescribe(t *testing.T) {
 				t.Fatalf("Describe error = %v", err)
 			}
 			_, err = f.s.Describe(context.Background(), surface.DescribeInput{Records: []string{""}})
-			if !errors.Is(err, surface.ErrInvalidRequest) {
+			if !errors.Is(err, surface.CodeInvalidRequest) {
 				t.Fatalf("bad input: %v", err)
 			}
 			if evs := f.auditEvents(); len(evs) != 0 {

@@ -256,7 +256,10 @@ func BenchmarkInvokeKernel(b *testing.B) {
 	}
 	out := make([]byte, 0, 4096)
 	cRunInvokes(b, clock, func(req []byte) []byte {
-		out, _ = s.HandleJSONAppend(ctx, out[:0], req)
+		x := s.Begin(out[:0], req, true)
+		s.Drive(ctx, x)
+		out, _, _ = x.Reply()
+		x.Release()
 		return out
 	})
 }

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"pling.dev/agent/internal/jsonwrite"
 )
 
 // capSet is what describe derives from the registry's actions for one
@@ -64,10 +66,10 @@ func (s *Surface) buildCapSet(view *View, sess *Session) *capSet {
 
 // encodeCapabilities encodes a capability list as encoding/json would.
 func encodeCapabilities(caps []Capability) ([]byte, error) {
-	w := wire{b: make([]byte, 0, 256*len(caps)+2)}
+	w := wire{Writer: jsonwrite.Writer{B: make([]byte, 0, 256*len(caps)+2)}}
 	w.capabilities(caps)
-	if w.err == nil && !w.slow {
-		return w.b, nil
+	if w.err == nil && !w.Slow {
+		return w.B, nil
 	}
 	return marshalStd(caps)
 }

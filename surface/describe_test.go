@@ -816,7 +816,7 @@ func TestRegistryFailure(t *testing.T) {
 			if n := len(page.Calls()); n != 0 {
 				t.Errorf("executor calls = %d, want 0", n)
 			}
-			if _, err := s.Describe(context.Background(), surface.DescribeInput{}); !errors.Is(err, surface.ErrInternal) {
+			if _, err := s.Describe(context.Background(), surface.DescribeInput{}); !errors.Is(err, surface.CodeInternalError) {
 				t.Errorf("Describe err = %v, want INTERNAL_ERROR", err)
 			}
 		})

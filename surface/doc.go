@@ -18,8 +18,8 @@
 //	reply := s.HandleJSON(ctx, requestBytes) // always a structured response
 //
 // The kernel imports only the standard library and this module's own
-// packages (internal/jsonread reads JSON without reflection; internal/sprint
-// words panic values); input schemas are compiled by its own validator
+// packages (internal/jsonread reads and internal/jsonwrite writes JSON
+// without reflection; internal/sprint words panic values); input schemas are compiled by its own validator
 // (internal/schema), which fails closed on keywords it does not implement. It reads no clock, no file and no network of its own: time, the registry, the
 // executor, the session, the limiter, the replay guard and the audit sink are
 // all injected, so the same code runs natively, under GOOS=wasip1 and in a

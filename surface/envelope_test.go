@@ -36,7 +36,7 @@ func pEchoPage(n int) *surfacetest.Page {
 // pGuard is a replay guard that counts claims and can be made to fail.
 type pGuard struct {
 	mu     sync.Mutex
-	inner  *surface.MemoryGuard
+	inner  surface.ReplayGuard
 	claims int
 	err    error
 }
@@ -688,11 +688,12 @@ func TestDescribeJSONMessages(t *testing.T) {
 		{`{"record":"SO-1","limit":1}`, "record cannot be combined with offset or limit"},
 	} {
 		for range 10 { // map order must not pick the message
-			x := s.BeginDescribeJSON([]byte(tc.input))
+			x := s.BeginDescribe([]byte(tc.input), false)
 			s.Drive(context.Background(), x)
-			_, perr := x.Description()
-			if perr == nil || perr.Code != surface.CodeInvalidRequest || perr.Message != tc.want {
-				t.Fatalf("BeginDescribeJSON(%s) = %v, want INVALID_REQUEST %q", tc.input, perr, tc.want)
+			_, _, err := x.Reply()
+			var perr *surface.Error
+			if !errors.As(err, &perr) || perr.Code != surface.CodeInvalidRequest || perr.Message != tc.want {
+				t.Fatalf("BeginDescribe(%s) = %v, want INVALID_REQUEST %q", tc.input, perr, tc.want)
 			}
 			x.Release()
 		}
@@ -769,20 +770,28 @@ func TestDescribeInputRules(t *testing.T) {
 			s := pNewSurface(t, surfacetest.Orders(30), nil)
 			// The in-page describe reads its input as JSON text by the
 			// same rules (null there is no input, like none).
-			x := s.BeginDescribeJSON([]byte(tc.input))
+			x := s.BeginDescribe([]byte(tc.input), false)
 			s.Drive(context.Background(), x)
-			d, perr := x.Description()
+			out, _, err := x.Reply()
+			var perr *surface.Error
+			errors.As(err, &perr)
+			var d surface.Description
+			if err == nil {
+				if jerr := json.Unmarshal(out, &d); jerr != nil {
+					t.Fatalf("BeginDescribe's reply %s: %v", out, jerr)
+				}
+			}
 			ok, records := tc.ok, tc.records
 			if tc.input == "null" {
 				ok, records = true, 8
 			}
 			switch {
 			case !ok && (perr == nil || perr.Code != surface.CodeInvalidRequest):
-				t.Errorf("BeginDescribeJSON: %v, want INVALID_REQUEST", perr)
+				t.Errorf("BeginDescribe: %v, want INVALID_REQUEST", err)
 			case ok && perr != nil:
-				t.Errorf("BeginDescribeJSON refused: %v", perr)
+				t.Errorf("BeginDescribe refused: %v", err)
 			case ok && len(d.Context.Records) != records:
-				t.Errorf("BeginDescribeJSON: records = %d, want %d", len(d.Context.Records), records)
+				t.Errorf("BeginDescribe: records = %d, want %d", len(d.Context.Records), records)
 			}
 			x.Release()
 
@@ -817,13 +826,13 @@ func TestDescribeSessionErrors(t *testing.T) {
 		name     string
 		sess     *surface.Session
 		err      error
-		sentinel *surface.Error
+		sentinel surface.Code
 	}{
-		{"no session", nil, nil, surface.ErrSessionRequired},
-		{"source fails", nil, errors.New("token store down: secret=hunter2"), surface.ErrSessionInvalid},
-		{"malformed", malformed, nil, surface.ErrSessionInvalid},
-		{"expired", pExpired("s1", "orders.search"), nil, surface.ErrSessionExpired},
-		{"revoked", revoked, nil, surface.ErrSessionRevoked},
+		{"no session", nil, nil, surface.CodeSessionRequired},
+		{"source fails", nil, errors.New("token store down: secret=hunter2"), surface.CodeSessionInvalid},
+		{"malformed", malformed, nil, surface.CodeSessionInvalid},
+		{"expired", pExpired("s1", "orders.search"), nil, surface.CodeSessionExpired},
+		{"revoked", revoked, nil, surface.CodeSessionRevoked},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -839,16 +848,16 @@ func TestDescribeSessionErrors(t *testing.T) {
 			if !errors.As(err, &se) {
 				t.Fatalf("Describe error = %v (%T), want *surface.Error", err, err)
 			}
-			if se.Code != tc.sentinel.Code || !se.Code.IsSession() {
-				t.Errorf("code = %s, want %s", se.Code, tc.sentinel.Code)
+			if se.Code != tc.sentinel || !se.Code.IsSession() {
+				t.Errorf("code = %s, want %s", se.Code, tc.sentinel)
 			}
 			if !errors.Is(err, tc.sentinel) {
-				t.Errorf("errors.Is(err, %s) = false", tc.sentinel.Code)
+				t.Errorf("errors.Is(err, %s) = false", tc.sentinel)
 			}
-			for _, other := range []*surface.Error{surface.ErrSessionRequired, surface.ErrSessionInvalid,
-				surface.ErrSessionExpired, surface.ErrSessionRevoked, surface.ErrInternal} {
+			for _, other := range []surface.Code{surface.CodeSessionRequired, surface.CodeSessionInvalid,
+				surface.CodeSessionExpired, surface.CodeSessionRevoked, surface.CodeInternalError} {
 				if other != tc.sentinel && errors.Is(err, other) {
-					t.Errorf("errors.Is(err, %s) = true", other.Code)
+					t.Errorf("errors.Is(err, %s) = true", other)
 				}
 			}
 			if strings.Contains(err.Error(), "hunter2") {
@@ -856,8 +865,8 @@ func TestDescribeSessionErrors(t *testing.T) {
 			}
 
 			m := pDo(t, s, `{"protocol":"pling.surface/0.1","id":"h","method":"describe"}`)
-			if m["ok"] != false || pCode(m) != string(tc.sentinel.Code) {
-				t.Errorf("Handle = %v, want ok:false with %s", m, tc.sentinel.Code)
+			if m["ok"] != false || pCode(m) != string(tc.sentinel) {
+				t.Errorf("Handle = %v, want ok:false with %s", m, tc.sentinel)
 			}
 			pNoDetail(t, m)
 		})
@@ -876,7 +885,7 @@ func TestDescribeSessionErrors(t *testing.T) {
 			"negative limit":      {Limit: &neg},
 			"negative offset":     {Offset: &neg},
 		} {
-			if _, err := s.Describe(context.Background(), in); !errors.Is(err, surface.ErrInvalidRequest) {
+			if _, err := s.Describe(context.Background(), in); !errors.Is(err, surface.CodeInvalidRequest) {
 				t.Errorf("%s: err = %v, want INVALID_REQUEST", name, err)
 			}
 		}

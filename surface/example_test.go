@@ -181,7 +181,7 @@ func ExampleSurface_Describe() {
 
 	clock.Advance(2 * time.Minute)
 	_, err = s.Describe(context.Background(), surface.DescribeInput{})
-	fmt.Println(errors.Is(err, surface.ErrSessionExpired), err)
+	fmt.Println(errors.Is(err, surface.CodeSessionExpired), err)
 	// Output:
 	// capability: orders.search
 	// capability: approve@order
@@ -203,8 +203,8 @@ func ExampleExchange() {
 		panic(err)
 	}
 	ctx := context.Background()
-	x := s.BeginJSON(nil, []byte(
-		`{"protocol":"pling.surface/0.1","id":"r1","method":"invoke","capability":"orders.search","input":{"query":"x"}}`))
+	x := s.Begin(nil, []byte(
+		`{"protocol":"pling.surface/0.1","id":"r1","method":"invoke","capability":"orders.search","input":{"query":"x"}}`), false)
 	for a := x.Ask(); a.Kind != surface.AskDone; {
 		fmt.Println("ask:", a.Kind)
 		ans := surface.Answer{Kind: a.Kind, Step: a.Step, Result: json.RawMessage(`{"hits":0}`)}
@@ -215,7 +215,7 @@ func ExampleExchange() {
 			panic(err)
 		}
 	}
-	reply, _ := x.Reply()
+	reply, _, _ := x.Reply()
 	fmt.Println(string(reply))
 	// Output:
 	// ask: view
@@ -227,7 +227,7 @@ func ExampleExchange() {
 // A host that takes describe's input as JSON text from page code hands it
 // to the kernel as it is: the kernel reads it by the rules of a describe
 // request's input, and names what is wrong with it.
-func ExampleSurface_BeginDescribeJSON() {
+func ExampleSurface_BeginDescribe() {
 	page := surfacetest.Orders(20)
 	clock := surfacetest.NewClock()
 	s, err := surface.New(surface.Options{Registry: page, Execute: page, Now: clock.Now})
@@ -235,11 +235,14 @@ func ExampleSurface_BeginDescribeJSON() {
 		panic(err)
 	}
 	for _, input := range []string{`{"offset":18}`, `{"limit":"3"}`, `{"limit":1,"Limit":2}`} {
-		x := s.BeginDescribeJSON([]byte(input))
+		x := s.BeginDescribe([]byte(input), false)
 		s.Drive(context.Background(), x)
-		if d, perr := x.Description(); perr != nil {
+		if out, _, err := x.Reply(); err != nil {
+			perr := err.(*surface.Error)
 			fmt.Println(input, "->", perr.Code, perr.Message)
 		} else {
+			var d surface.Description
+			_ = json.Unmarshal(out, &d)
 			fmt.Println(input, "->", len(d.Context.Records), "records")
 		}
 		x.Release()

@@ -125,9 +125,12 @@ type Exchange struct {
 	s     *Surface
 	mode  exchangeMode
 	state state
-	ask   Ask
-	start time.Time
-	ev    AuditEvent
+	// session: the exchange asks for the caller's session and holds the
+	// request to it; without, it runs in open mode.
+	session bool
+	ask     Ask
+	start   time.Time
+	ev      AuditEvent
 
 	req  *request
 	id   string
@@ -157,27 +160,34 @@ type Exchange struct {
 	shared SharedCaps
 }
 
-// Begin starts an exchange on one encoded request; its answer is a
-// *Response (Exchange.Response).
-func (s *Surface) Begin(data []byte) *Exchange {
+// beginResponse starts an exchange on one encoded request whose answer is
+// a *Response (Handle).
+func (s *Surface) beginResponse(data []byte) *Exchange {
 	x := s.newExchange(modeResponse)
 	x.decode(data)
 	return x
 }
 
-// BeginJSON starts an exchange whose answer is the encoded response,
-// appended to dst and held to Limits.MaxResponseBytes (Exchange.Reply), as
-// HandleJSONAppend answers.
-func (s *Surface) BeginJSON(dst, data []byte) *Exchange {
+// Begin starts an exchange on one encoded request envelope. Its answer
+// (Exchange.Reply) is the encoded response, appended to dst and held to
+// Limits.MaxResponseBytes, as HandleJSON answers; a transport reuses its
+// buffers through dst (a response is often kilobytes, and allocating it is
+// a good part of a request's cost under WebAssembly). With session the
+// exchange asks for the caller's session (AskSession) and requires one;
+// without, it runs in open mode. Handle and the other drivers pass
+// whether Options.Session is set; a host whose callers bring sessions of
+// their own decides per call.
+func (s *Surface) Begin(dst, data []byte, session bool) *Exchange {
 	x := s.newExchange(modeJSON)
+	x.session = session
 	x.dst = dst
 	x.decode(data)
 	return x
 }
 
-// BeginValue starts an exchange on a request a transport decoded already
-// (see HandleValue).
-func (s *Surface) BeginValue(v any) *Exchange {
+// beginValue starts an exchange on a request a transport decoded already
+// (HandleValue).
+func (s *Surface) beginValue(v any) *Exchange {
 	x := s.newExchange(modeResponse)
 	tree, err := strictjson.CheckValue(v, s.strict)
 	if err != nil {
@@ -190,10 +200,10 @@ func (s *Surface) BeginValue(v any) *Exchange {
 	return x
 }
 
-// BeginDescribe starts a direct in-page describe (see Describe); its answer
-// is Exchange.Description.
-func (s *Surface) BeginDescribe(in DescribeInput) *Exchange {
+// beginDescribe starts a direct in-page describe (Describe).
+func (s *Surface) beginDescribe(in DescribeInput, session bool) *Exchange {
 	x := s.newExchange(modeDescribe)
+	x.session = session
 	x.din = in
 	x.run(func() {
 		if e := in.validate(); e != nil {
@@ -205,10 +215,12 @@ func (s *Surface) BeginDescribe(in DescribeInput) *Exchange {
 	return x
 }
 
-// BeginDescribeJSON is BeginDescribe on the input as JSON text, read with
-// the rules and limits of a describe request's input. Empty text or null
-// is no input.
-func (s *Surface) BeginDescribeJSON(input []byte) *Exchange {
+// BeginDescribe starts a direct in-page describe (see Describe) on its
+// input as JSON text, read with the rules and limits of a describe
+// request's input; empty text or null is no input. Its answer
+// (Exchange.Reply) is the encoded description, or a session failure, a bad
+// input or an internal error as an *Error. session is as for Begin.
+func (s *Surface) BeginDescribe(input []byte, session bool) *Exchange {
 	var in DescribeInput
 	if len(input) > 0 {
 		raw, err := strictjson.Decode(input, s.strict)
@@ -224,12 +236,12 @@ func (s *Surface) BeginDescribeJSON(input []byte) *Exchange {
 			return x
 		}
 	}
-	return s.BeginDescribe(in)
+	return s.beginDescribe(in, session)
 }
 
 func (s *Surface) newExchange(mode exchangeMode) *Exchange {
 	x := exchanges.Get().(*Exchange)
-	*x = Exchange{s: s, mode: mode, start: s.now()}
+	*x = Exchange{s: s, mode: mode, start: s.now(), session: s.opts.Session != nil}
 	return x
 }
 
@@ -239,8 +251,8 @@ func (s *Surface) newExchange(mode exchangeMode) *Exchange {
 var exchanges = sync.Pool{New: func() any { return new(Exchange) }}
 
 // Release gives x back for a later request once its caller is done with it
-// and with everything it answered (Reply's text, Response, DescribeJSON's
-// text). x must not be used after; an exchange not released is collected.
+// and with everything it answered (Reply's text, Handle's Response). x
+// must not be used after; an exchange not released is collected.
 func (x *Exchange) Release() {
 	*x = Exchange{}
 	exchanges.Put(x)
@@ -270,9 +282,6 @@ func (x *Exchange) decode(data []byte) {
 // Ask returns what the exchange waits for; Kind AskDone once it is over.
 func (x *Exchange) Ask() Ask { return x.ask }
 
-// Done reports whether the exchange is over.
-func (x *Exchange) Done() bool { return x.state == stDone }
-
 // Answer gives the exchange the answer to its current ask and returns the
 // next one. An answer of another kind or step, or any answer once the
 // exchange is over, is refused with ErrWrongAnswer and changes nothing.
@@ -284,28 +293,34 @@ func (x *Exchange) Answer(a Answer) (Ask, error) {
 	return x.ask, nil
 }
 
-// Response is the answer of an exchange begun with Begin or BeginValue,
-// nil until it is over.
-func (x *Exchange) Response() *Response {
+// response is the answer of an exchange begun with beginResponse or
+// beginValue, nil until it is over.
+func (x *Exchange) response() *Response {
 	if x.state != stDone {
 		return nil
 	}
 	return x.resp
 }
 
-// Reply is the encoded answer of an exchange begun with BeginJSON, and
-// where a shared capability list sits in it; nil until it is over.
-func (x *Exchange) Reply() ([]byte, SharedCaps) {
+// Reply is the encoded answer, nil until the exchange is over. For Begin
+// it is the response, which carries any failure itself, and shared says
+// where a shared capability list sits in it. For BeginDescribe it is the
+// description, or err is the *Error that failed it.
+func (x *Exchange) Reply() (out []byte, shared SharedCaps, err error) {
 	if x.state != stDone {
-		return nil, SharedCaps{}
+		return nil, SharedCaps{}, nil
 	}
-	return x.out, x.shared
+	if x.mode == modeDescribe {
+		out, err = x.describeJSON()
+		return out, SharedCaps{}, err
+	}
+	return x.out, x.shared, nil
 }
 
-// Description is the answer of an exchange begun with BeginDescribe: the
-// description, or the error (a SESSION_* code, INVALID_REQUEST or
-// INTERNAL_ERROR). Both nil until it is over.
-func (x *Exchange) Description() (*Description, *Error) {
+// description is the answer of a direct describe: the description, or
+// the error (a SESSION_* code, INVALID_REQUEST or INTERNAL_ERROR). Both
+// nil until it is over.
+func (x *Exchange) description() (*Description, *Error) {
 	if x.state != stDone {
 		return nil, nil
 	}
@@ -353,7 +368,7 @@ func (x *Exchange) begin(v any) {
 
 // 2. session.
 func (x *Exchange) askSession() {
-	if x.s.opts.Session == nil {
+	if !x.session {
 		x.afterSession(nil, nil)
 		return
 	}
@@ -385,7 +400,7 @@ func (x *Exchange) step(a Answer) {
 
 func (x *Exchange) afterSession(sess *Session, err error) {
 	var perr *Error
-	if x.s.opts.Session != nil {
+	if x.session {
 		if err != nil {
 			// A source that cannot answer must not be read as "no session
 			// needed" or as an old answer: fail closed.
@@ -689,10 +704,10 @@ func (x *Exchange) done() {
 	x.state, x.ask = stDone, Ask{Kind: AskDone, Step: x.ask.Step + 1}
 }
 
-// DescribeJSON is the answer of an exchange begun with BeginDescribe,
-// encoded as AppendJSON encodes a description; the error is an *Error.
-func (x *Exchange) DescribeJSON() (b []byte, err error) {
-	d, perr := x.Description()
+// describeJSON is the answer of a direct describe, encoded as AppendJSON
+// encodes a description; the error is an *Error.
+func (x *Exchange) describeJSON() (b []byte, err error) {
+	d, perr := x.description()
 	if perr != nil {
 		return nil, perr
 	}

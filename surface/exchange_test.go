@@ -38,7 +38,7 @@ func TestExchangeAsksInOrder(t *testing.T) {
 	page := pSpecPage(5)
 	s := pStepSurface(t, page)
 	ctx := context.Background()
-	x := s.BeginJSON(nil, []byte(pStepInvoke))
+	x := s.Begin(nil, []byte(pStepInvoke), true)
 	var kinds []surface.AskKind
 	for a := x.Ask(); a.Kind != surface.AskDone; {
 		kinds = append(kinds, a.Kind)
@@ -52,7 +52,7 @@ func TestExchangeAsksInOrder(t *testing.T) {
 	if !reflect.DeepEqual(kinds, want) {
 		t.Fatalf("asks = %v, want %v", kinds, want)
 	}
-	out, _ := x.Reply()
+	out, _, _ := x.Reply()
 	m := pDecode(t, out).(map[string]any)
 	if m["ok"] != true {
 		t.Fatalf("reply = %s", out)
@@ -68,7 +68,7 @@ func TestExchangeRefusesWrongAnswers(t *testing.T) {
 	page := pSpecPage(5)
 	s := pStepSurface(t, page)
 	ctx := context.Background()
-	x := s.BeginJSON(nil, []byte(pStepInvoke))
+	x := s.Begin(nil, []byte(pStepInvoke), true)
 	var last surface.Answer
 	executes := 0
 	for a := x.Ask(); a.Kind != surface.AskDone; {
@@ -112,7 +112,7 @@ func TestExchangeRefusesWrongAnswers(t *testing.T) {
 	if executes != 1 || len(page.Calls()) != 1 {
 		t.Fatalf("execute asked %d times, ran %d times", executes, len(page.Calls()))
 	}
-	out, _ := x.Reply()
+	out, _, _ := x.Reply()
 	if m := pDecode(t, out).(map[string]any); m["ok"] != true {
 		t.Fatalf("reply = %s", out)
 	}
@@ -125,14 +125,14 @@ func TestExchangeEqualsHandleJSON(t *testing.T) {
 		a, b := pSpecPage(5), pSpecPage(5)
 		sa, sb := pStepSurface(t, a), pStepSurface(t, b)
 		want := sa.HandleJSON(ctx, []byte(req))
-		x := sb.BeginJSON(nil, []byte(req))
+		x := sb.Begin(nil, []byte(req), true)
 		for ask := x.Ask(); ask.Kind != surface.AskDone; {
 			var err error
 			if ask, err = x.Answer(sb.AnswerAsk(ctx, ask)); err != nil {
 				t.Fatal(err)
 			}
 		}
-		got, _ := x.Reply()
+		got, _, _ := x.Reply()
 		if string(got) != string(want) {
 			t.Fatalf("request %s:\n got %s\nwant %s", req, got, want)
 		}
@@ -145,7 +145,7 @@ func TestExchangeExecuteTimeout(t *testing.T) {
 	page := pSpecPage(5)
 	s := pStepSurface(t, page)
 	ctx := context.Background()
-	x := s.BeginJSON(nil, []byte(pStepInvoke))
+	x := s.Begin(nil, []byte(pStepInvoke), true)
 	a := x.Ask()
 	for a.Kind != surface.AskExecute {
 		var err error
@@ -179,7 +179,7 @@ func FuzzExchange(f *testing.F) {
 	ctx := context.Background()
 	f.Fuzz(func(t *testing.T, data, script []byte) {
 		before := len(page.Calls())
-		x := s.BeginJSON(nil, data)
+		x := s.Begin(nil, data, true)
 		var last surface.Answer
 		executes, okExecute := 0, false
 		a := x.Ask()
@@ -251,7 +251,7 @@ func FuzzExchange(f *testing.F) {
 		if ran > 1 || ran > executes {
 			t.Fatalf("executor ran %d times, asked %d", ran, executes)
 		}
-		out, _ := x.Reply()
+		out, _, _ := x.Reply()
 		m, ok := pDecode(t, out).(map[string]any)
 		if !ok {
 			t.Fatal("reply is not an object")
@@ -263,4 +263,39 @@ func FuzzExchange(f *testing.F) {
 			t.Fatal("an invoke whose executor failed answered ok")
 		}
 	})
+}
+
+// Whether an exchange asks for a session is the exchange's, not the
+// options': a host whose caller brings its own session asks for it on a
+// surface configured without one, and the answer holds the request to it.
+func TestExchangeAsksSessionPerCall(t *testing.T) {
+	page := surfacetest.Orders(3)
+	s := pNewSurface(t, page, nil) // no Options.Session: open mode by default
+	req := []byte(`{"protocol":"pling.surface/0.1","id":"d1","method":"describe"}`)
+	drive := func(session bool, answer *surface.Session) (first surface.AskKind, reply map[string]any) {
+		x := s.Begin(nil, req, session)
+		defer x.Release()
+		first = x.Ask().Kind
+		for a := x.Ask(); a.Kind != surface.AskDone; {
+			ans := s.AnswerAsk(context.Background(), a)
+			if a.Kind == surface.AskSession {
+				ans.Session, ans.Err = answer, nil
+			}
+			var err error
+			if a, err = x.Answer(ans); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out, _, _ := x.Reply()
+		return first, pDecode(t, out).(map[string]any)
+	}
+	if first, m := drive(false, nil); first == surface.AskSession || m["ok"] != true {
+		t.Fatalf("open exchange: first ask %v, reply %v", first, m)
+	}
+	if first, m := drive(true, nil); first != surface.AskSession || pCode(m) != string(surface.CodeSessionRequired) {
+		t.Fatalf("exchange asking a session, answered none: first ask %v, reply %v", first, m)
+	}
+	if _, m := drive(true, pSession("caller", "orders.search")); m["ok"] != true {
+		t.Fatalf("exchange asking a session, answered one: reply %v", m)
+	}
 }

@@ -69,6 +69,10 @@ var Codes = []Code{
 	CodeSessionInvalid, CodeSessionExpired, CodeSessionRevoked, CodeInternalError,
 }
 
+// Error makes a code an error value that errors.Is matches against any
+// *Error carrying it: errors.Is(err, surface.CodeRateLimited).
+func (c Code) Error() string { return string(c) }
+
 // IsSession reports whether c is one of the four session failure codes.
 func (c Code) IsSession() bool {
 	switch c {
@@ -108,31 +112,18 @@ func (e *Error) Error() string {
 	return s
 }
 
-// Is makes errors.Is compare codes, so callers can write
-// errors.Is(err, surface.ErrSessionExpired).
+// Is makes errors.Is compare codes: the target is a Code, or an *Error
+// whose code is compared, so callers write
+// errors.Is(err, surface.CodeSessionExpired).
 func (e *Error) Is(target error) bool {
+	if c, ok := target.(Code); ok {
+		return c == e.Code
+	}
 	var t *Error
 	if !errors.As(target, &t) {
 		return false
 	}
 	return t.Code == e.Code
 }
-
-// Sentinels for errors.Is. They carry only a code.
-var (
-	ErrInvalidRequest             = &Error{Code: CodeInvalidRequest}
-	ErrProtocolVersionUnsupported = &Error{Code: CodeProtocolVersionUnsupported}
-	ErrMethodNotSupported         = &Error{Code: CodeMethodNotSupported}
-	ErrCapabilityNotExposed       = &Error{Code: CodeCapabilityNotExposed}
-	ErrRateLimited                = &Error{Code: CodeRateLimited}
-	ErrRateLimitUnavailable       = &Error{Code: CodeRateLimitUnavailable}
-	ErrReplayDetected             = &Error{Code: CodeReplayDetected}
-	ErrReplayGuardUnavailable     = &Error{Code: CodeReplayGuardUnavailable}
-	ErrSessionRequired            = &Error{Code: CodeSessionRequired}
-	ErrSessionInvalid             = &Error{Code: CodeSessionInvalid}
-	ErrSessionExpired             = &Error{Code: CodeSessionExpired}
-	ErrSessionRevoked             = &Error{Code: CodeSessionRevoked}
-	ErrInternal                   = &Error{Code: CodeInternalError}
-)
 
 func newError(code Code, msg string) *Error { return &Error{Code: code, Message: msg} }

@@ -40,11 +40,11 @@ func (d Decision) legal() bool {
 	return false
 }
 
-// SlidingWindow is an exact in-process sliding-window limiter: a key is
+// slidingWindow is an exact in-process sliding-window limiter: a key is
 // admitted when fewer than max of its admitted requests lie in (now-window, now].
 // Keys whose requests have all left the window are dropped, so memory follows
 // the number of active sessions.
-type SlidingWindow struct {
+type slidingWindow struct {
 	max    int
 	window time.Duration
 
@@ -67,13 +67,16 @@ type ring struct {
 
 const initialRing = 8
 
-// NewSlidingWindow returns a limiter admitting max requests per window per key.
-func NewSlidingWindow(max int, window time.Duration) *SlidingWindow {
-	return &SlidingWindow{max: max, window: window, logs: make(map[string]*ring)}
+// NewSlidingWindow returns the in-process limiter: exact, admitting max
+// requests per window per key, its memory following the keys in use.
+func NewSlidingWindow(max int, window time.Duration) Limiter { return newSlidingWindow(max, window) }
+
+func newSlidingWindow(max int, window time.Duration) *slidingWindow {
+	return &slidingWindow{max: max, window: window, logs: make(map[string]*ring)}
 }
 
 // Allow implements Limiter.
-func (l *SlidingWindow) Allow(_ context.Context, key string, now time.Time) (Decision, error) {
+func (l *slidingWindow) Allow(_ context.Context, key string, now time.Time) (Decision, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.base.IsZero() {
@@ -106,13 +109,13 @@ func (l *SlidingWindow) Allow(_ context.Context, key string, now time.Time) (Dec
 }
 
 // Len reports how many keys the limiter tracks (for tests and metrics).
-func (l *SlidingWindow) Len() int {
+func (l *slidingWindow) Len() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.logs)
 }
 
-func (l *SlidingWindow) sweep(at int64) {
+func (l *slidingWindow) sweep(at int64) {
 	for k, r := range l.logs {
 		r.expire(at, l.window)
 		if r.n == 0 {

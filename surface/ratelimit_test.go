@@ -312,7 +312,7 @@ func TestRateLimitSharedLimiter(t *testing.T) {
 			cCheck(t, st.f.handleCtx(st.ctx, cDescribe(fmt.Sprint(i))), st.want)
 		})
 	}
-	if n := shared.Len(); n != 2 {
+	if n := surface.Held(shared); n != 2 {
 		t.Fatalf("shared limiter tracks %d keys, want 2", n)
 	}
 }
@@ -486,7 +486,7 @@ func TestSlidingWindowHammer(t *testing.T) {
 			t.Errorf("key-%d admitted %d, want exactly %d", k, got, max)
 		}
 	}
-	if n := l.Len(); n != keys {
+	if n := surface.Held(l); n != keys {
 		t.Fatalf("limiter tracks %d keys, want %d", n, keys)
 	}
 }
@@ -503,17 +503,17 @@ func TestSlidingWindowSweep(t *testing.T) {
 			t.Fatalf("idle-%d refused", i)
 		}
 	}
-	if n := l.Len(); n != idle {
+	if n := surface.Held(l); n != idle {
 		t.Fatalf("Len = %d, want %d", n, idle)
 	}
 	now = now.Add(2 * time.Second)
 	// The active key is admitted twice, then refused; its entries are live.
 	calls := 0
-	for l.Len() > 1 && calls < 100_000 {
+	for surface.Held(l) > 1 && calls < 100_000 {
 		l.Allow(ctx, "active", now)
 		calls++
 	}
-	if n := l.Len(); n != 1 {
+	if n := surface.Held(l); n != 1 {
 		t.Fatalf("after %d calls Len = %d, want 1 (idle keys swept)", calls, n)
 	}
 	if d, _ := l.Allow(ctx, "active", now); d.Verdict != surface.Deny {
@@ -521,10 +521,10 @@ func TestSlidingWindowSweep(t *testing.T) {
 	}
 	// Once the active key is idle too, it goes the same way.
 	now = now.Add(2 * time.Second)
-	for i := 0; l.Len() > 1 && i < 100_000; i++ {
+	for i := 0; surface.Held(l) > 1 && i < 100_000; i++ {
 		l.Allow(ctx, "other", now)
 	}
-	if n := l.Len(); n != 1 {
+	if n := surface.Held(l); n != 1 {
 		t.Fatalf("Len = %d, want 1 (only the key still in use)", n)
 	}
 }

@@ -41,12 +41,12 @@ const (
 // DefaultReplayCapacity is how many live claims NewMemoryGuard holds by default.
 const DefaultReplayCapacity = 100_000
 
-// ErrReplayGuardFull is returned by MemoryGuard when every slot holds a claim
+// ErrReplayGuardFull is returned by NewMemoryGuard's guard when every slot holds a claim
 // still inside its window. Forgetting one would let that id run twice, so the
 // guard refuses instead.
 var ErrReplayGuardFull = errors.New("surface: replay guard is full")
 
-// MemoryGuard is an in-process ReplayGuard with bounded memory: claims expire
+// memoryGuard is an in-process ReplayGuard with bounded memory: claims expire
 // after their window, and when capacity live claims exist it fails closed.
 //
 // It keeps a 64-bit hash of each key (seeded per guard, so that no caller
@@ -67,7 +67,7 @@ var ErrReplayGuardFull = errors.New("surface: replay guard is full")
 // on its probe path or a sweep removes it; a sweep of the whole table runs
 // when the guard would otherwise be full, or grow, and a claim has expired
 // since the last one.
-type MemoryGuard struct {
+type memoryGuard struct {
 	capacity int
 	seed     maphash.Seed
 
@@ -102,17 +102,21 @@ type claim struct {
 // capacity needs more: 2 MiB, enough for the default capacity.
 const initialSlots = 1 << 17
 
-// NewMemoryGuard returns a guard holding at most capacity live claims.
-func NewMemoryGuard(capacity int) *MemoryGuard {
+// NewMemoryGuard returns the in-process guard: claims expire after their
+// window, and with capacity live claims it fails closed
+// (ErrReplayGuardFull).
+func NewMemoryGuard(capacity int) ReplayGuard { return newMemoryGuard(capacity) }
+
+func newMemoryGuard(capacity int) *memoryGuard {
 	if capacity <= 0 {
 		capacity = DefaultReplayCapacity
 	}
-	return &MemoryGuard{capacity: capacity, seed: maphash.MakeSeed()}
+	return &memoryGuard{capacity: capacity, seed: maphash.MakeSeed()}
 }
 
 // maxSlots is the table that holds capacity claims with at most 7/8 of it
 // taken and one slot always empty, which ends every probe.
-func (g *MemoryGuard) maxSlots() int {
+func (g *memoryGuard) maxSlots() int {
 	n := 2
 	for n*7/8 < g.capacity || n <= g.capacity {
 		n *= 2
@@ -121,12 +125,12 @@ func (g *MemoryGuard) maxSlots() int {
 }
 
 // Claim implements ReplayGuard.
-func (g *MemoryGuard) Claim(_ context.Context, key ReplayKey, now time.Time, window time.Duration) (ReplayDecision, error) {
+func (g *memoryGuard) Claim(_ context.Context, key ReplayKey, now time.Time, window time.Duration) (ReplayDecision, error) {
 	return g.claim(g.hash(key), now, window)
 }
 
 // claim is Claim on a key's hash, h != 0.
-func (g *MemoryGuard) claim(h uint64, now time.Time, window time.Duration) (ReplayDecision, error) {
+func (g *memoryGuard) claim(h uint64, now time.Time, window time.Duration) (ReplayDecision, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.slots == nil {
@@ -182,7 +186,7 @@ func (g *MemoryGuard) claim(h uint64, now time.Time, window time.Duration) (Repl
 // find looks h up. It answers h's slot and found, or the empty slot that
 // ended the probe; free is the first slot on the path whose claim expired
 // by at, or -1.
-func (g *MemoryGuard) find(h uint64, at int64) (i int, found bool, free int) {
+func (g *memoryGuard) find(h uint64, at int64) (i int, found bool, free int) {
 	mask := len(g.slots) - 1
 	free = -1
 	for i = int(h) & mask; ; i = (i + 1) & mask {
@@ -199,7 +203,7 @@ func (g *MemoryGuard) find(h uint64, at int64) (i int, found bool, free int) {
 
 // sweep removes every claim expired by at, keeps the nextCount soonest
 // of the rest in next, and notes when the soonest of the others ends.
-func (g *MemoryGuard) sweep(at int64) {
+func (g *memoryGuard) sweep(at int64) {
 	mask := len(g.slots) - 1
 	// Start just past an empty slot: removing a claim only moves claims of
 	// its own run, which ends at an empty slot, so no claim moves to a slot
@@ -233,7 +237,7 @@ const nextCount = 1024
 // keepSoonest offers c to next, a max-heap on expiry as long as its
 // capacity (taken with the table, never grown) during a sweep; a claim left
 // out, or pushed out, lowers rest.
-func (g *MemoryGuard) keepSoonest(c claim) {
+func (g *memoryGuard) keepSoonest(c claim) {
 	h := g.next
 	if len(h) < cap(h) {
 		h = append(h, c)
@@ -273,7 +277,7 @@ func (g *MemoryGuard) keepSoonest(c claim) {
 // dropNext removes the claims of next that expired by at and are still in
 // the table as next recorded them (a key claimed again since has a new
 // expiry and stays; a slot given to another key no longer holds it).
-func (g *MemoryGuard) dropNext(at int64) {
+func (g *memoryGuard) dropNext(at int64) {
 	for ; g.nextAt < len(g.next) && g.next[g.nextAt].expiry <= at; g.nextAt++ {
 		c := g.next[g.nextAt]
 		if i, found, _ := g.find(c.hash, at); found && g.slots[i].expiry == c.expiry {
@@ -284,7 +288,7 @@ func (g *MemoryGuard) dropNext(at int64) {
 }
 
 // noteSoonest sets soonest from what is left of next and from rest.
-func (g *MemoryGuard) noteSoonest() {
+func (g *memoryGuard) noteSoonest() {
 	g.soonest = g.rest
 	if g.nextAt < len(g.next) {
 		g.soonest = min(g.soonest, g.next[g.nextAt].expiry)
@@ -293,7 +297,7 @@ func (g *MemoryGuard) noteSoonest() {
 
 // remove empties slot i and moves later claims of its run back, so that
 // every claim stays reachable from its home slot without tombstones.
-func (g *MemoryGuard) remove(i int) {
+func (g *memoryGuard) remove(i int) {
 	mask := len(g.slots) - 1
 	g.used--
 	for j := i; ; {
@@ -316,7 +320,7 @@ func (g *MemoryGuard) remove(i int) {
 }
 
 // grow doubles the table.
-func (g *MemoryGuard) grow() {
+func (g *memoryGuard) grow() {
 	old := g.slots
 	g.slots = make([]claim, 2*len(old))
 	mask := len(g.slots) - 1
@@ -332,7 +336,7 @@ func (g *MemoryGuard) grow() {
 	}
 }
 
-func (g *MemoryGuard) hash(key ReplayKey) uint64 {
+func (g *memoryGuard) hash(key ReplayKey) uint64 {
 	var h maphash.Hash
 	h.SetSeed(g.seed)
 	// The session id's length first, so that no two keys write the same
@@ -349,7 +353,7 @@ func (g *MemoryGuard) hash(key ReplayKey) uint64 {
 
 // Len reports how many claims the guard holds that are live at its latest
 // claim's time (for tests and metrics). It reads the whole table.
-func (g *MemoryGuard) Len() int {
+func (g *memoryGuard) Len() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	n := 0

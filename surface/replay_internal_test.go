@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// guardModel is the reference a MemoryGuard must agree with: every claim
+// guardModel is the reference a memoryGuard must agree with: every claim
 // kept with its expiry, none forgotten, a claim live while at < expiry, and
 // a new claim refused while capacity claims are live.
 type guardModel struct {
@@ -39,7 +39,7 @@ func (m *guardModel) live(at int64) int {
 // checkTable checks the table's own invariants: used counts the taken
 // slots, one slot at least is empty, and every claim is reachable from its
 // home slot without crossing an empty one.
-func checkTable(t *testing.T, g *MemoryGuard) {
+func checkTable(t *testing.T, g *memoryGuard) {
 	t.Helper()
 	used := 0
 	mask := len(g.slots) - 1
@@ -77,7 +77,7 @@ func fuzzMemoryGuard(t *testing.T, in []byte) {
 	if len(in) < 2 {
 		return
 	}
-	g := NewMemoryGuard(int(in[0]%24) + 1)
+	g := newMemoryGuard(int(in[0]%24) + 1)
 	g.startSlots = 2 << (in[1] % 5)
 	m := &guardModel{capacity: g.capacity, claims: map[uint64]int64{}}
 	now := time.Unix(1_000_000, 0)
@@ -113,7 +113,7 @@ func fuzzMemoryGuard(t *testing.T, in []byte) {
 // TestMemoryGuardFirstTable: the default capacity's table is taken whole
 // at the first claim, 2 MiB at most.
 func TestMemoryGuardFirstTable(t *testing.T) {
-	g := NewMemoryGuard(DefaultReplayCapacity)
+	g := newMemoryGuard(DefaultReplayCapacity)
 	if _, err := g.Claim(context.Background(), ReplayKey{SessionID: "s", RequestID: "r"}, time.Unix(1, 0), time.Minute); err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestMemoryGuardFirstTable(t *testing.T) {
 // caller who learns one guard's collisions cannot aim them at another.
 func TestMemoryGuardSeeded(t *testing.T) {
 	key := ReplayKey{SessionID: "s", RequestID: "r"}
-	a, b := NewMemoryGuard(1), NewMemoryGuard(1)
+	a, b := newMemoryGuard(1), newMemoryGuard(1)
 	if a.hash(key) == b.hash(key) {
 		t.Fatal("two guards hash a key alike")
 	}
@@ -140,7 +140,7 @@ func TestMemoryGuardSeeded(t *testing.T) {
 // per len(next) claims, not once per claim.
 func TestMemoryGuardStaysFull(t *testing.T) {
 	const capacity = 4096
-	g := NewMemoryGuard(capacity)
+	g := newMemoryGuard(capacity)
 	now := time.Unix(1_000_000, 0)
 	window := time.Duration(capacity) * time.Millisecond
 	h := uint64(0)

@@ -25,7 +25,7 @@ func (f cGuardFunc) Claim(ctx context.Context, key surface.ReplayKey, now time.T
 
 // cRecordingGuard wraps a MemoryGuard and logs every claim.
 type cRecordingGuard struct {
-	inner *surface.MemoryGuard
+	inner surface.ReplayGuard
 	log   func(string)
 
 	mu      sync.Mutex
@@ -301,7 +301,7 @@ func TestReplayMemoryGuardBounded(t *testing.T) {
 			if n := cCalls(f); n != st.calls {
 				t.Fatalf("executor ran %d times, want %d", n, st.calls)
 			}
-			if n := g.Len(); n != st.len {
+			if n := surface.Held(g); n != st.len {
 				t.Fatalf("guard holds %d claims, want %d", n, st.len)
 			}
 		})
@@ -351,7 +351,7 @@ func TestMemoryGuardCompacts(t *testing.T) {
 		if d, err := g.Claim(context.Background(), surface.ReplayKey{SessionID: "s", RequestID: fmt.Sprint(i)}, now, 3*time.Millisecond); d != surface.Claimed || err != nil {
 			t.Fatalf("claim %d: %v, %v", i, d, err)
 		}
-		if n := g.Len(); n > 3 {
+		if n := surface.Held(g); n > 3 {
 			t.Fatalf("claim %d: guard holds %d live claims", i, n)
 		}
 	}
@@ -375,11 +375,11 @@ func TestMemoryGuardExpiryOrder(t *testing.T) {
 	claims("b", 4, 2*time.Second)          // the a's leave; expire at 3s
 	claims("c", 40, 2500*time.Millisecond) // expire at 3.5s
 	claims("d", 1, 3200*time.Millisecond)  // the b's leave, nothing else
-	if n := g.Len(); n != 40+1 {
+	if n := surface.Held(g); n != 40+1 {
 		t.Fatalf("guard holds %d claims at 3.2s, want %d", n, 40+1)
 	}
 	claims("e", 1, 3600*time.Millisecond) // the c's leave
-	if n := g.Len(); n != 2 {
+	if n := surface.Held(g); n != 2 {
 		t.Fatalf("guard holds %d claims at 3.6s, want 2", n)
 	}
 }
@@ -428,7 +428,7 @@ func TestMemoryGuardKeys(t *testing.T) {
 			t.Fatalf("(%q, %q) inside its window: %v", k[0], k[1], d)
 		}
 	}
-	if n := g.Len(); n != 4+40+10 {
+	if n := surface.Held(g); n != 4+40+10 {
 		t.Fatalf("guard holds %d claims, want %d", n, 4+40+10)
 	}
 	// A window too long to add to the clock never ends.
@@ -597,7 +597,7 @@ func TestMemoryGuardGrows(t *testing.T) {
 			t.Fatalf("claim %d again: %v, %v; want %v", i, d, err, want)
 		}
 	}
-	if l := g.Len(); l != n {
+	if l := surface.Held(g); l != n {
 		t.Fatalf("Len() = %d, want %d", l, n)
 	}
 }

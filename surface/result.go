@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"pling.dev/agent/internal/jsonread"
+	"pling.dev/agent/internal/jsonwrite"
 )
 
 // Approval statuses a result may report. The agent learns where approval
@@ -97,15 +98,12 @@ func applyConventions(obj map[string]any) (changed, business bool, approval stri
 func plainResult(raw []byte) bool {
 	// The compact text is not kept: the scan writes into a pooled buffer.
 	buf := compactScratch.Get().(*[]byte)
-	c := compactor{dst: (*buf)[:0], src: raw, checkTop: true}
-	c.space()
-	ok := c.value(0)
-	c.space()
-	if cap(c.dst) <= 64<<10 {
-		*buf = c.dst[:0]
+	out, ok, rewritten := jsonwrite.CompactTop((*buf)[:0], raw, rewrittenKey)
+	if cap(out) <= 64<<10 {
+		*buf = out[:0]
 	}
 	compactScratch.Put(buf)
-	return ok && !c.rewritten && c.pos == len(raw)
+	return ok && !rewritten
 }
 
 var compactScratch = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}

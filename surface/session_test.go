@@ -182,10 +182,10 @@ func cCtxSession(ctx context.Context) (*surface.Session, error) {
 
 // cSentinels maps each session code to its errors.Is sentinel.
 var cSentinels = map[surface.Code]error{
-	surface.CodeSessionRequired: surface.ErrSessionRequired,
-	surface.CodeSessionInvalid:  surface.ErrSessionInvalid,
-	surface.CodeSessionExpired:  surface.ErrSessionExpired,
-	surface.CodeSessionRevoked:  surface.ErrSessionRevoked,
+	surface.CodeSessionRequired: surface.CodeSessionRequired,
+	surface.CodeSessionInvalid:  surface.CodeSessionInvalid,
+	surface.CodeSessionExpired:  surface.CodeSessionExpired,
+	surface.CodeSessionRevoked:  surface.CodeSessionRevoked,
 }
 
 // --- session tests ---

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"pling.dev/agent/internal/jsonwrite"
 	"pling.dev/agent/surface/internal/strictjson"
 )
 
@@ -92,9 +93,9 @@ func New(opts Options) (*Surface, error) {
 // session source, limiter, guard, executor or audit sink all end in a
 // protocol failure or a contained notification.
 func (s *Surface) Handle(ctx context.Context, data []byte) *Response {
-	x := s.Begin(data)
+	x := s.beginResponse(data)
 	s.Drive(ctx, x)
-	return x.Response()
+	return x.response()
 }
 
 // detachResult gives the caller a description of its own (see detach).
@@ -109,9 +110,9 @@ func detachResult(r *Response) {
 // and rules as encoded input: map[string]any, []any, string, bool, nil and
 // numbers only, no case-variant keys, within Limits.
 func (s *Surface) HandleValue(ctx context.Context, v any) *Response {
-	x := s.BeginValue(v)
+	x := s.beginValue(v)
 	s.Drive(ctx, x)
-	return x.Response()
+	return x.response()
 }
 
 // HandleJSON is Handle with the response encoded and held to
@@ -120,8 +121,10 @@ func (s *Surface) HandleValue(ctx context.Context, v any) *Response {
 // once, but the caller never saw its result. Transports should prefer it
 // to Handle followed by Encode, whose audit cannot know the encoded size.
 func (s *Surface) HandleJSON(ctx context.Context, data []byte) []byte {
-	b, _ := s.HandleJSONAppend(ctx, nil, data)
-	return b
+	x := s.Begin(nil, data, s.opts.Session != nil)
+	s.Drive(ctx, x)
+	out, _, _ := x.Reply()
+	return out
 }
 
 // SharedCaps locates, in an encoded response, a capability list that the
@@ -133,17 +136,6 @@ func (s *Surface) HandleJSON(ctx context.Context, data []byte) []byte {
 type SharedCaps struct {
 	ID         uint64 // 0: no shared list in this response
 	Start, End int    // the list is resp[Start:End]
-}
-
-// HandleJSONAppend is HandleJSON that appends the response to dst, so a
-// transport can reuse its buffers (a response is often kilobytes, and
-// allocating it is a good part of a request's cost under WebAssembly), and
-// that also says where a shared capability list sits in it (offsets into
-// the returned slice).
-func (s *Surface) HandleJSONAppend(ctx context.Context, dst, data []byte) ([]byte, SharedCaps) {
-	x := s.BeginJSON(dst, data)
-	s.Drive(ctx, x)
-	return x.Reply()
 }
 
 // Encode marshals r within Limits.MaxResponseBytes; a response over it is
@@ -163,10 +155,10 @@ func (s *Surface) encode(dst []byte, r *Response) ([]byte, SharedCaps, bool) {
 		}
 		dst = make([]byte, 0, size)
 	}
-	w := wire{b: dst}
+	w := wire{Writer: jsonwrite.Writer{B: dst}}
 	w.value(r)
-	b, shared, err := w.b, w.shared, w.err
-	if err == nil && w.slow {
+	b, shared, err := w.B, w.shared, w.err
+	if err == nil && w.Slow {
 		b, err = AppendJSON(dst, r)
 		shared = SharedCaps{}
 	}
@@ -192,23 +184,14 @@ func (s *Surface) encode(dst []byte, r *Response) ([]byte, SharedCaps, bool) {
 // an *Error with a SESSION_* code (see Code.IsSession); a bad input as
 // INVALID_REQUEST.
 func (s *Surface) Describe(ctx context.Context, in DescribeInput) (*Description, error) {
-	x := s.BeginDescribe(in)
+	x := s.beginDescribe(in, s.opts.Session != nil)
 	s.Drive(ctx, x)
-	d, perr := x.Description()
+	d, perr := x.description()
 	if perr != nil {
 		return nil, perr
 	}
 	d.detach()
 	return d, nil
-}
-
-// DescribeJSON is Describe with the description encoded, as AppendJSON
-// encodes it. It saves the copy Describe makes for its caller and reuses
-// the encoded capability list when the registry gives ActionsVersion.
-func (s *Surface) DescribeJSON(ctx context.Context, in DescribeInput) ([]byte, error) {
-	x := s.BeginDescribe(in)
-	s.Drive(ctx, x)
-	return x.DescribeJSON()
 }
 
 func (in DescribeInput) validate() *Error {

@@ -27,64 +27,66 @@ func ParseView(data []byte) (*View, error) {
 	return v, nil
 }
 
+// Member names, keyed by the constants the readers switch on: a name and
+// the code that reads its value meet by name, never by position.
 var (
-	viewFields        = []string{"route", "actions", "regions", "records", "recordIds", "recordIdsTotal", "recordsTotal", "state", "feedback", "unavailable"}
-	regionFields      = []string{"id", "label", "description"}
-	recordFields      = []string{"id", "kind", "fields", "offscreen", "actions"}
-	feedbackFields    = []string{"level", "message", "record"}
-	unavailableFields = []string{"id", "reason"}
+	viewFields        = [...]string{viewRoute: "route", viewActions: "actions", viewRegions: "regions", viewRecords: "records", viewRecordIDs: "recordIds", viewRecordIDsTotal: "recordIdsTotal", viewRecordsTotal: "recordsTotal", viewState: "state", viewFeedback: "feedback", viewUnavailable: "unavailable"}
+	regionFields      = [...]string{regionID: "id", regionLabel: "label", regionDescription: "description"}
+	recordViewFields  = [...]string{recordViewID: "id", recordViewKind: "kind", recordViewFieldsMember: "fields", recordViewOffscreen: "offscreen", recordViewActions: "actions"}
+	feedbackFields    = [...]string{feedbackLevel: "level", feedbackMessage: "message", feedbackRecord: "record"}
+	unavailableFields = [...]string{unavailableID: "id", unavailableReason: "reason"}
 )
 
 func readView(r *jsonread.Reader, v *View) {
-	r.Object(viewFields, false, func(field int) {
+	r.Object(viewFields[:], false, func(field int) {
 		switch field {
-		case 0:
+		case viewRoute:
 			r.String(&v.Route)
-		case 1:
+		case viewActions:
 			readActions(r, &v.Actions)
-		case 2:
+		case viewRegions:
 			jsonread.List(r, &v.Regions, func(g *Region) {
-				r.Object(regionFields, false, func(f int) {
+				r.Object(regionFields[:], false, func(f int) {
 					switch f {
-					case 0:
+					case regionID:
 						r.String(&g.ID)
-					case 1:
+					case regionLabel:
 						r.String(&g.Label)
-					case 2:
+					case regionDescription:
 						r.String(&g.Description)
 					}
 				})
 			})
-		case 3:
+		case viewRecords:
 			jsonread.List(r, &v.Records, func(rec *Record) { readRecord(r, rec) })
-		case 4:
+		case viewRecordIDs:
 			r.Strings(&v.RecordIDs)
-		case 5:
+		case viewRecordIDsTotal:
 			r.Int(&v.RecordIDsTotal)
-		case 6:
+		case viewRecordsTotal:
 			r.Int(&v.RecordsTotal)
-		case 7:
+		case viewState:
 			r.Tree(&v.State)
-		case 8:
+		case viewFeedback:
 			jsonread.List(r, &v.Feedback, func(fb *Feedback) {
-				r.Object(feedbackFields, false, func(f int) {
+				r.Object(feedbackFields[:], false, func(f int) {
 					switch f {
-					case 0:
+					case feedbackLevel:
 						r.String(&fb.Level)
-					case 1:
+					case feedbackMessage:
 						r.String(&fb.Message)
-					case 2:
+					case feedbackRecord:
 						r.String(&fb.Record)
 					}
 				})
 			})
-		case 9:
+		case viewUnavailable:
 			jsonread.List(r, &v.Unavailable, func(u *Unavailable) {
-				r.Object(unavailableFields, false, func(f int) {
+				r.Object(unavailableFields[:], false, func(f int) {
 					switch f {
-					case 0:
+					case unavailableID:
 						r.String(&u.ID)
-					case 1:
+					case unavailableReason:
 						r.String(&u.Reason)
 					}
 				})
@@ -94,18 +96,61 @@ func readView(r *jsonread.Reader, v *View) {
 }
 
 func readRecord(r *jsonread.Reader, rec *Record) {
-	r.Object(recordFields, false, func(f int) {
+	r.Object(recordViewFields[:], false, func(f int) {
 		switch f {
-		case 0:
+		case recordViewID:
 			r.String(&rec.ID)
-		case 1:
+		case recordViewKind:
 			r.String(&rec.Kind)
-		case 2:
+		case recordViewFieldsMember:
 			r.Tree(&rec.Fields)
-		case 3:
+		case recordViewOffscreen:
 			r.Bool(&rec.Offscreen)
-		case 4:
+		case recordViewActions:
 			r.StringMap(&rec.Actions)
 		}
 	})
 }
+
+// Members of the view object, indexes into viewFields.
+const (
+	viewRoute = iota
+	viewActions
+	viewRegions
+	viewRecords
+	viewRecordIDs
+	viewRecordIDsTotal
+	viewRecordsTotal
+	viewState
+	viewFeedback
+	viewUnavailable
+)
+
+// Members of the region object, indexes into regionFields.
+const (
+	regionID = iota
+	regionLabel
+	regionDescription
+)
+
+// Members of the recordView object, indexes into recordViewFields.
+const (
+	recordViewID = iota
+	recordViewKind
+	recordViewFieldsMember
+	recordViewOffscreen
+	recordViewActions
+)
+
+// Members of the feedback object, indexes into feedbackFields.
+const (
+	feedbackLevel = iota
+	feedbackMessage
+	feedbackRecord
+)
+
+// Members of the unavailable object, indexes into unavailableFields.
+const (
+	unavailableID = iota
+	unavailableReason
+)

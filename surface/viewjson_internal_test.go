@@ -132,3 +132,28 @@ func FuzzParseView(f *testing.F) {
 	f.Add([]byte(`{"state":{"a":1,"a":2},"recordsTotal":3}`))
 	f.Fuzz(func(t *testing.T, data []byte) { checkParseView(t, data) })
 }
+
+// The readers' member lists are the json tags of the types they fill, in
+// full and without a gap a keyed literal would leave as "": a field added
+// to a type without a member that reads it fails here, not on a page.
+func TestMemberNamesAreTheJSONTags(t *testing.T) {
+	for _, c := range []struct {
+		typ   any
+		names []string
+	}{
+		{Action{}, actionFields[:]}, {RecordTemplate{}, templateFields[:]}, {View{}, viewFields[:]},
+		{Region{}, regionFields[:]}, {Record{}, recordViewFields[:]}, {Feedback{}, feedbackFields[:]},
+		{Unavailable{}, unavailableFields[:]},
+	} {
+		typ := reflect.TypeOf(c.typ)
+		var tags []string
+		for i := range typ.NumField() {
+			if name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ","); name != "" && name != "-" {
+				tags = append(tags, name)
+			}
+		}
+		if strings.Join(tags, ",") != strings.Join(c.names, ",") {
+			t.Errorf("%s: json tags %q, reader's members %q", typ.Name(), tags, c.names)
+		}
+	}
+}

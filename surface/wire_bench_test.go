@@ -119,7 +119,10 @@ func BenchmarkDescribeVersioned(b *testing.B) {
 	b.Run("alloc=reused", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
-			buf, _ = f.s.HandleJSONAppend(ctx, buf[:0], req)
+			x := f.s.Begin(buf[:0], req, true)
+			f.s.Drive(ctx, x)
+			buf, _, _ = x.Reply()
+			x.Release()
 		}
 	})
 }

@@ -1,4 +1,7 @@
 // Type declarations for pling-client.js (the caller's side of pling.surface/0.1).
+// The protocol's messages are declared once, in ../pling-protocol.d.ts.
+
+import type { Capability, Description, ErrorCode, InvokeRequest, Observation, RecordView, Violation } from "../pling-protocol.js";
 
 export declare const SURFACE_PROTOCOL: "pling.surface/0.1";
 
@@ -44,89 +47,9 @@ export declare const OutcomeCode: Readonly<{
 }>;
 
 /** The protocol error codes of pling.surface/0.1, plus any code a newer surface may send. */
-export type SurfaceErrorCode =
-  | "INVALID_REQUEST"
-  | "PROTOCOL_VERSION_UNSUPPORTED"
-  | "METHOD_NOT_SUPPORTED"
-  | "CAPABILITY_NOT_EXPOSED"
-  | "RATE_LIMITED"
-  | "RATE_LIMIT_UNAVAILABLE"
-  | "REPLAY_DETECTED"
-  | "REPLAY_GUARD_UNAVAILABLE"
-  | "SESSION_REQUIRED"
-  | "SESSION_INVALID"
-  | "SESSION_EXPIRED"
-  | "SESSION_REVOKED"
-  | "INTERNAL_ERROR"
-  | "MALFORMED_RESPONSE"
-  | (string & {});
+export type SurfaceErrorCode = ErrorCode | "MALFORMED_RESPONSE" | (string & {});
 
-export interface Violation {
-  instancePath: string;
-  keyword: string;
-  message: string;
-}
-
-export interface CapabilityRecord {
-  /** The input member that names the target record. */
-  param: string;
-  total: number;
-  offscreen?: number;
-}
-
-export interface Capability {
-  id: string;
-  description?: string;
-  inputSchema?: Record<string, unknown>;
-  effect?: "read" | "write" | "destructive" | (string & {});
-  approval?: "none" | "ask" | "always" | (string & {});
-  fidelity?: string;
-  source?: string;
-  scopePath?: string[];
-  handoff?: string;
-  flowSteps?: string[];
-  offscreen?: boolean;
-  /** Present on a folded per-record template (`name@kind`). */
-  record?: CapabilityRecord;
-}
-
-export interface RecordView {
-  id: string;
-  kind?: string;
-  fields?: Record<string, unknown>;
-  offscreen?: boolean;
-}
-
-export interface Description {
-  protocol: "pling.surface/0.1";
-  app?: string;
-  capabilities: Capability[];
-  capabilitiesTotal?: number;
-  capabilitiesUnchanged?: boolean;
-  context: {
-    route?: string;
-    regions: { id: string; label?: string; description?: string }[];
-    regionsTotal?: number;
-    records: RecordView[];
-    recordIds: string[];
-    recordIdsTotal: number;
-    state: Record<string, unknown>;
-    stateTotal?: number;
-    feedback: { level?: string; message: string; record?: string }[];
-    unavailable: { id: string; reason?: string }[];
-    recordsTotal: number;
-    feedbackTotal: number;
-    unavailableTotal: number;
-  };
-}
-
-/** Observed changes after an invoke: increments, not a snapshot, not a proof of authority. */
-export interface Observation {
-  records?: { id: string; fields?: Record<string, unknown>; fieldsOmitted?: number; removed?: boolean }[];
-  recordsOmitted?: number;
-  state?: Record<string, unknown>;
-  stateOmitted?: number;
-}
+export type { Capability, CapabilityRecord, Description, InvokeRequest, Observation, RecordView, Violation } from "../pling-protocol.js";
 
 export interface ResponseEnvelope {
   protocol: string;
@@ -199,14 +122,6 @@ export interface ProtocolErrorOutcome extends OutcomeBase {
 
 export type Outcome = SuccessOutcome | BusinessErrorOutcome | ProtocolErrorOutcome;
 export type DescribeOutcome = (SuccessOutcome & { description: Description }) | ProtocolErrorOutcome;
-
-export interface InvokeRequest {
-  protocol: "pling.surface/0.1";
-  id: string;
-  method: "invoke";
-  capability: string;
-  input: Record<string, unknown>;
-}
 
 /** The one error type the client raises. */
 export declare class SurfaceClientError extends Error {
@@ -347,7 +262,7 @@ export declare function classify(reply: unknown, method?: "invoke", expect?: Exp
 export declare function findCapability(description: Description | undefined, capabilityId: string): Capability | undefined;
 /** The record parameter of a folded template, or undefined for a plain capability. */
 export declare function recordParam(capability: Capability | undefined): string | undefined;
-/** true: listed; false: not listed and the list is complete; undefined: the list was cut short. */
+/** true: in recordIds or the records shown; false: neither, and recordIds is complete; undefined: recordIds was cut short. */
 export declare function isReferenceable(description: Description | undefined, recordId: string): boolean | undefined;
 /** A fresh, unpredictable request id. */
 export declare function newRequestId(): string;

@@ -404,13 +404,16 @@ function recordParam(capability) {
 
 /**
  * Whether recordId may be referenced according to a description: true when
- * it is among context.recordIds, false when it is not and that list is
- * complete, undefined when the list was cut short and cannot tell.
+ * it is among context.recordIds or the records shown, false when it is not
+ * and the id list is complete, undefined when the list was cut short and
+ * cannot tell. testdata/rules/referenceable.json holds the rule, which the
+ * Go client runs too.
  */
 function isReferenceable(description, recordId) {
   const c = isObject(description) ? description.context : undefined;
   if (!isObject(c) || !Array.isArray(c.recordIds)) return undefined;
   if (c.recordIds.includes(recordId)) return true;
+  if (Array.isArray(c.records) && c.records.some((r) => isObject(r) && r.id === recordId)) return true;
   const total = typeof c.recordIdsTotal === "number" ? c.recordIdsTotal : c.recordIds.length;
   return c.recordIds.length >= total ? false : undefined;
 }

@@ -57,10 +57,13 @@ func text(n int32) ([]byte, bool) {
 }
 
 var (
-	kernels    = map[int32]*surface.Surface{}
-	lastSlot   int32
-	tickets    = map[int32]*flight{}
-	lastTicket int32
+	kernels = map[int32]*surface.Surface{}
+	// withSession: the kernel's options have a session source, so its
+	// exchanges ask for the session, as Handle's do.
+	withSession = map[int32]bool{}
+	lastSlot    int32
+	tickets     = map[int32]*flight{}
+	lastTicket  int32
 )
 
 type flight struct {
@@ -86,6 +89,7 @@ func newKernel(n int32) int32 {
 	}
 	lastSlot++
 	kernels[lastSlot] = s
+	withSession[lastSlot] = o.Session != nil
 	return lastSlot
 }
 
@@ -98,7 +102,7 @@ func handle(slot, n, token, _ int32) int32 {
 	if s == nil || !ok {
 		return -1
 	}
-	run(&flight{x: s.BeginJSON(nil, req), token: token})
+	run(&flight{x: s.Begin(nil, req, withSession[slot]), token: token})
 	return 0
 }
 
@@ -124,7 +128,7 @@ func answer(ticket, n int32) int32 {
 func run(f *flight) {
 	a := f.x.Ask()
 	if a.Kind == surface.AskDone {
-		out, _ := f.x.Reply()
+		out, _, _ := f.x.Reply()
 		hostReply(f.token, addr(out), uint32(len(out)))
 		runtime.KeepAlive(out)
 		return

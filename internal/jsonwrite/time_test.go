@@ -1,4 +1,4 @@
-package surface
+package jsonwrite
 
 import (
 	"math"
@@ -8,9 +8,9 @@ import (
 	"time"
 )
 
-// The wire must write a time as time.Time.MarshalJSON does, for every year
+// Time must write a time as time.Time.MarshalJSON does, for every year
 // from 0 to 9999 and any zone under a day.
-func TestWireTimeIsMarshalJSON(t *testing.T) {
+func TestTimeIsMarshalJSON(t *testing.T) {
 	zones := []*time.Location{
 		time.UTC, time.FixedZone("", 0), time.FixedZone("A", 3600), time.FixedZone("B", -3600),
 		time.FixedZone("C", 5*3600+30*60), time.FixedZone("D", -(9*3600 + 30*60)), time.FixedZone("E", 59),
@@ -39,18 +39,18 @@ func TestWireTimeIsMarshalJSON(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var w wire
-			if w.time(lt); w.slow || string(w.b) != string(want) {
-				t.Fatalf("time(%v) = %s (slow %v), MarshalJSON says %s", lt, w.b, w.slow, want)
+			var w Writer
+			if w.Time(lt); w.Slow || string(w.B) != string(want) {
+				t.Fatalf("time(%v) = %s (slow %v), MarshalJSON says %s", lt, w.B, w.Slow, want)
 			}
 		}
 	}
 }
 
-// The wire writes an event's time from the stamp of its second: times in
-// one second, in several zones, one after another, must each be written as
-// encoding/json writes them, whichever stamp was kept last.
-func TestWireTimeReusesItsSecond(t *testing.T) {
+// Time writes a time from the stamp of its second: times in one second, in
+// several zones, one after another, must each be written as encoding/json
+// writes them, whichever stamp was kept last.
+func TestTimeReusesItsSecond(t *testing.T) {
 	zones := []*time.Location{time.UTC, time.FixedZone("A", 3600), time.FixedZone("B", -(9*3600 + 30*60)), time.FixedZone("Z", 0)}
 	base := time.Date(2026, 12, 2, 19, 59, 59, 0, time.UTC)
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -64,10 +64,10 @@ func TestWireTimeReusesItsSecond(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var w wire
-		w.time(lt)
-		if w.slow || string(w.b) != string(want) {
-			t.Fatalf("time(%v) = %s (slow %v), MarshalJSON says %s", lt, w.b, w.slow, want)
+		var w Writer
+		w.Time(lt)
+		if w.Slow || string(w.B) != string(want) {
+			t.Fatalf("time(%v) = %s (slow %v), MarshalJSON says %s", lt, w.B, w.Slow, want)
 		}
 	}
 	// Out of RFC 3339's range: left to encoding/json, which refuses it,
@@ -76,28 +76,28 @@ func TestWireTimeReusesItsSecond(t *testing.T) {
 		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC),
 		base.In(time.FixedZone("day", 24*3600)), base.In(time.FixedZone("-day", -24*3600)),
 	} {
-		var kept wire
-		kept.time(lt.In(time.UTC)) // that second's stamp, in UTC
-		var w wire
-		if w.time(lt); !w.slow {
-			t.Fatalf("time(%v) wrote %s; want it left to encoding/json", lt, w.b)
+		var kept Writer
+		kept.Time(lt.In(time.UTC)) // that second's stamp, in UTC
+		var w Writer
+		if w.Time(lt); !w.Slow {
+			t.Fatalf("time(%v) wrote %s; want it left to encoding/json", lt, w.B)
 		}
 	}
 }
 
-// float writes a whole number of thousandths from its integer; the text
+// Float writes a whole number of thousandths from its integer; the text
 // must be strconv's shortest, as for every other float.
-func TestWireFloatThousandths(t *testing.T) {
+func TestFloatThousandths(t *testing.T) {
 	check := func(f float64) {
 		t.Helper()
-		var w wire
-		w.float(f, 64)
+		var w Writer
+		w.Float(f, 64)
 		want := strconv.AppendFloat(nil, f, 'f', -1, 64)
 		if f != 0 && (math.Abs(f) < 1e-6 || math.Abs(f) >= 1e21) {
 			return // exponent form: not this path
 		}
-		if string(w.b) != string(want) {
-			t.Fatalf("float(%v) = %s, strconv says %s", f, w.b, want)
+		if string(w.B) != string(want) {
+			t.Fatalf("float(%v) = %s, strconv says %s", f, w.B, want)
 		}
 	}
 	for _, m := range []int64{1, 5, 10, 50, 100, 999, 1000, 1001, 1010, 1100, 12345, 999999, 1e6, 123456789, 999999999999999, 1e15 - 1} {
@@ -115,7 +115,7 @@ func TestWireFloatThousandths(t *testing.T) {
 	}
 }
 
-func FuzzWireFloat(f *testing.F) {
+func FuzzFloat(f *testing.F) {
 	for _, v := range []float64{0.001, 1.5, 12.345, 1e12, 0.1 + 0.2} {
 		f.Add(v)
 	}
@@ -123,25 +123,10 @@ func FuzzWireFloat(f *testing.F) {
 		if math.IsInf(v, 0) || math.IsNaN(v) || (v != 0 && (math.Abs(v) < 1e-6 || math.Abs(v) >= 1e21)) {
 			return
 		}
-		var w wire
-		w.float(v, 64)
-		if want := strconv.AppendFloat(nil, v, 'f', -1, 64); string(w.b) != string(want) {
-			t.Fatalf("float(%v) = %s, strconv says %s", v, w.b, want)
+		var w Writer
+		w.Float(v, 64)
+		if want := strconv.AppendFloat(nil, v, 'f', -1, 64); string(w.B) != string(want) {
+			t.Fatalf("float(%v) = %s, strconv says %s", v, w.B, want)
 		}
 	})
-}
-
-// BenchmarkAuditEventJSON is the encoding of one audit event, which every
-// request with an audit sink pays (its time and duration included).
-func BenchmarkAuditEventJSON(b *testing.B) {
-	ev := AuditEvent{RequestID: "i-1", Method: "invoke", Capability: "update_note@order", RecordID: "SO-1002",
-		SessionID: "ses_bench", AgentID: "agent.bench", UserID: "u", Outcome: OutcomeOK, DurationMs: 0.061}
-	start := time.Now()
-	var w wire
-	b.ReportAllocs()
-	for i := 0; b.Loop(); i++ {
-		ev.Time = start.Add(time.Duration(i) * 37 * time.Microsecond)
-		w.b = w.b[:0]
-		w.auditEvent(&ev)
-	}
 }
