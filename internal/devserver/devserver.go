@@ -139,3 +139,34 @@ func HostAllowed(r *http.Request) bool {
 	}
 	return host == ip || strings.EqualFold(host, "localhost")
 }
+
+// negotiable maps the extensions served in an encoding the client accepts
+// (a .br or .gz sibling, when the site has one) to their Content-Type,
+// fixed here rather than read from the system's MIME table, which may call
+// .ts a video.
+var negotiable = []struct{ ext, typ string }{
+	{".d.ts", "text/plain; charset=utf-8"},
+	{".js", "text/javascript; charset=utf-8"},
+	{".mjs", "text/javascript; charset=utf-8"},
+	{".wasm", "application/wasm"},
+	{".css", "text/css; charset=utf-8"},
+	{".html", "text/html; charset=utf-8"},
+	{".json", "application/json"},
+	{".svg", "image/svg+xml"},
+}
+
+// Negotiable reports whether name is served in an encoding the client
+// accepts when a precompressed sibling (name.br, name.gz) exists.
+func Negotiable(name string) bool {
+	_, ok := negotiableType(name)
+	return ok
+}
+
+func negotiableType(name string) (string, bool) {
+	for _, n := range negotiable {
+		if strings.HasSuffix(name, n.ext) {
+			return n.typ, true
+		}
+	}
+	return "", false
+}
