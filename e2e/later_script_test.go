@@ -606,7 +606,7 @@ func TestDemoLoadsTheSurfaceFirst(t *testing.T) {
 		configurable: true,
 		get() { return undefined; },
 		set(v) {
-			window.__runtimeAtMain = performance.getEntriesByType("resource").some((e) => e.name.endsWith("/pling/surface.wasm") && e.responseEnd > 0) ? "object" : "not loaded";
+			window.__runtimeAtMain = performance.getEntriesByType("resource").some((e) => /\/pling\/surface(\.[0-9a-f]+)?\.wasm$/.test(e.name) && e.responseEnd > 0) ? "object" : "not loaded";
 			Object.defineProperty(window, "__demo", { value: v, writable: true, enumerable: true, configurable: true });
 		},
 	});`)
