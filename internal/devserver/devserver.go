@@ -151,10 +151,9 @@ func serveFile(w http.ResponseWriter, r *http.Request, site fs.FS, name string) 
 		})
 		if encoding != "" {
 			send = name + encodings[encoding]
+			// A Range applies to the encoded bytes, as they are the
+			// representation sent (RFC 9110 8.4); its tag is its own.
 			h.Set("Content-Encoding", encoding)
-			// A range of the encoded bytes is not what a client that asks
-			// for a range of the file means: the whole is sent.
-			r.Header.Del("Range")
 		}
 	}
 	f, err := site.Open(send)
@@ -180,8 +179,8 @@ func serveFile(w http.ResponseWriter, r *http.Request, site fs.FS, name string) 
 	}
 	h.Set("ETag", `"`+etag+`"`)
 	if encoding != "" {
-		// ServeContent leaves the length of an encoded body unset (for
-		// HEAD, unsent); without Range it sends the whole file.
+		// ServeContent leaves the length of a whole encoded body unset
+		// (for HEAD, unsent); for a range it sets its own.
 		h.Set("Content-Length", strconv.FormatInt(fi.Size(), 10))
 	}
 	http.ServeContent(w, r, name, fi.ModTime(), rs)
