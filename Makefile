@@ -31,16 +31,19 @@ site:
 test-site:
 	$(call assemble-site,$(TEST_SITE))
 
-# assemble-site builds a site in $(1): web/, the runtime under pling/, and
-# surface.wasm, the step that takes long with an empty build cache.
+# assemble-site builds a site in $(1): web/, then the runtime under pling/
+# (internal/sitebuild: the first script bundled, the files it loads later
+# and surface.wasm under content-hashed names), then .br and .gz beside
+# every text and wasm file. surface.wasm is the step that takes long with an
+# empty build cache; its brotli, some seconds more, is kept in
+# $(BUILD)/compress-cache by content.
 define assemble-site
 	@echo "== assembling $(1)"
 	rm -rf $(1) && mkdir -p $(1)/pling
 	cp -R web/. $(1)/
-	cp js/*.js js/*.d.ts $(1)/pling/
-	@echo "== building $(1)/pling/surface.wasm (GOOS=js; about a minute with an empty build cache)"
-	GOOS=js GOARCH=wasm $(GO) build $(WASMFLAGS) -o $(1)/pling/surface.wasm ./wasm
-	@echo "== built $(1)/pling/surface.wasm ($$(wc -c < $(1)/pling/surface.wasm) bytes)"
+	@echo "== building surface.wasm (GOOS=js; about a minute with an empty build cache)"
+	GOOS=js GOARCH=wasm $(GO) build $(WASMFLAGS) -o $(1).surface.wasm ./wasm
+	$(GO) run ./internal/sitebuild/cmd/sitebuild -js js -wasm $(1).surface.wasm -out $(1)/pling -compress $(1) -cache $(BUILD)/compress-cache
 endef
 
 .PHONY: extension test-client
@@ -150,8 +153,11 @@ bench: chromium redis bench-brotli bench-site site
 ## bench-profile: the browser benchmarks once more with Chromium's CPU
 ## profiler on, over a surface.wasm that keeps its function names.
 bench-profile: chromium bench-site
-	GOOS=js GOARCH=wasm $(GO) build -trimpath -o $(BENCH)/site/pling/surface.wasm ./wasm
+	GOOS=js GOARCH=wasm $(GO) build -trimpath -o $(BENCH)/surface.wasm ./wasm
+	rm -f $(BENCH)/site/pling/surface.*
+	$(GO) run ./internal/sitebuild/cmd/sitebuild -q -js js -wasm $(BENCH)/surface.wasm -out $(BENCH)/site/pling
 	GOOS=js GOARCH=wasm $(GO) build -trimpath -o $(BENCH)/site/bench/hello.wasm ./bench/hello
+	$(GO) run ./internal/sitebuild/cmd/sitebuild -q -compress $(BENCH)/site -cache $(BUILD)/compress-cache
 	$(GO) run ./bench -dir $(BENCH) -profile
 
 ## bench-trace: the round trips once more, each split into stages at the
@@ -175,9 +181,9 @@ bench-brotli:
 # bench-only npm dependencies (bench/package-lock.json).
 bench-site:
 	rm -rf $(BENCH)/site && mkdir -p $(BENCH)/site/pling $(BENCH)/site/bench $(BENCH)/npm
-	cp js/*.js $(BENCH)/site/pling/
+	GOOS=js GOARCH=wasm $(GO) build $(WASMFLAGS) -o $(BENCH)/surface.wasm ./wasm
+	$(GO) run ./internal/sitebuild/cmd/sitebuild -q -js js -wasm $(BENCH)/surface.wasm -out $(BENCH)/site/pling
 	cp "$(GOROOT)/lib/wasm/wasm_exec.js" $(BENCH)/site/pling/wasm_exec.js
-	GOOS=js GOARCH=wasm $(GO) build $(WASMFLAGS) -o $(BENCH)/site/pling/surface.wasm ./wasm
 	GOOS=js GOARCH=wasm $(GO) build $(WASMFLAGS) -o $(BENCH)/site/bench/hello.wasm ./bench/hello
 	cp bench/web/*.html bench/web/*.js $(BENCH)/site/bench/
 	rm -f $(BENCH)/site/bench/*.entry.js
@@ -185,6 +191,7 @@ bench-site:
 	npm ci --prefix $(BENCH)/npm --ignore-scripts --no-audit --no-fund --loglevel=error
 	cd $(BENCH)/npm && node_modules/.bin/esbuild mcpb-page.entry.js --bundle --format=esm --platform=browser --target=chrome120 --log-level=warning --outfile=../site/bench/mcpb-page.js
 	cd $(BENCH)/npm && node_modules/.bin/esbuild mcp-client.entry.js --bundle --format=iife --platform=browser --target=chrome120 --log-level=warning --outfile=../site/bench/mcp-client.js
+	$(GO) run ./internal/sitebuild/cmd/sitebuild -q -compress $(BENCH)/site -cache $(BUILD)/compress-cache
 
 clean:
 	rm -rf $(BUILD)

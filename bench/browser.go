@@ -29,11 +29,16 @@ import (
 	"pling.dev/agent/internal/headless"
 )
 
+// surfaceWasm is the surface.wasm `make bench-site` built: the site has it
+// under a content-hashed name (internal/sitebuild).
+func surfaceWasm(cfg config) string {
+	return filepath.Join(cfg.dir, "surface.wasm")
+}
+
 // siteFiles are what `make bench-site` assembles and the browser run loads.
 var siteFiles = []string{
 	"pling/pling-surface.js",
 	"pling/wasm_exec.js",
-	"pling/surface.wasm",
 	"bench/bench.html",
 	"bench/agent.js",
 	"bench/hello.wasm",
@@ -53,8 +58,12 @@ type session struct {
 // startSession serves cfg.site cross-origin isolated on a free loopback port
 // and starts Chromium with the flags of the browser tests.
 func startSession(cfg config) (*session, error) {
+	need := []string{surfaceWasm(cfg)}
 	for _, f := range siteFiles {
-		if _, err := os.Stat(filepath.Join(cfg.site, f)); err != nil {
+		need = append(need, filepath.Join(cfg.site, f))
+	}
+	for _, f := range need {
+		if _, err := os.Stat(f); err != nil {
 			return nil, fmt.Errorf("the benchmark site is incomplete (%v): run `make bench`, which assembles it", err)
 		}
 	}

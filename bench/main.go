@@ -114,7 +114,7 @@ func run(cfg config) error {
 	if !cfg.profile && !cfg.trace {
 		if err := timed("wasm transfer sizes", func() error {
 			sizes, err := measureSizesCached(filepath.Join(cfg.dir, "sizes-cache.json"),
-				filepath.Join(cfg.site, "pling", "surface.wasm"), filepath.Join(cfg.site, "bench", "hello.wasm"))
+				surfaceWasm(cfg), filepath.Join(cfg.site, "bench", "hello.wasm"))
 			if err != nil {
 				return err
 			}

@@ -342,7 +342,7 @@ func profileStartup(s *session, dir string, progress func(string)) error {
 		fmt.Fprintf(&all, "## %s: one cold load, %.1f ms from script start to ready (profiled)\n\n%s\n", name, ms, summarizeProfile(&p, 22))
 		progress("profiled " + name)
 	}
-	sizes, err := sizeBreakdown(filepath.Join(s.cfg.site, "pling", "surface.wasm"), 25)
+	sizes, err := sizeBreakdown(surfaceWasm(s.cfg), 25)
 	if err != nil {
 		return err
 	}

@@ -5,19 +5,26 @@
 package devserver
 
 import (
+	"io"
 	"io/fs"
 	"mime"
 	"net"
 	"net/http"
 	"os"
 	"path"
+	"regexp"
+	"strconv"
 	"strings"
 )
 
 // Handler serves dir cross-origin isolated (COOP same-origin, COEP
 // require-corp), so performance.now() has fine resolution for benchmarks,
 // with .wasm served as application/wasm so browsers compile it while it
-// streams, and with caching off so a rebuilt site is always what loads.
+// streams. A file with a precompressed sibling (name.br, name.gz, written
+// by internal/sitebuild) is sent in the encoding the client prefers of
+// those. A content-hashed name (surface.1a2b3c4d.wasm) may be cached for a
+// year; every other file is revalidated on each use (no-cache, with an
+// ETag and Last-Modified), so a rebuilt site is always what loads.
 //
 // What an adopter copying it should keep:
 //   - Only GET and HEAD; only files inside dir. A path with a segment that
@@ -92,8 +99,166 @@ func NewHandler(dir string, o Options) http.Handler {
 			http.NotFound(w, r)
 			return
 		}
-		http.FileServerFS(site).ServeHTTP(w, r)
+		serve(w, r, site)
 	})
+}
+
+// serve answers a servable path. Directories without their slash and
+// /index.html paths get http.FileServer's redirects; every file goes
+// through serveFile.
+func serve(w http.ResponseWriter, r *http.Request, site fs.FS) {
+	name := strings.TrimPrefix(path.Clean("/"+r.URL.Path), "/")
+	if name == "" {
+		name = "."
+	}
+	// A .br or .gz sibling is an encoding of another file, sent only as
+	// that file's Content-Encoding: asked for by its own name it is 404,
+	// so no cache keeps it as a resource of its own type.
+	if isSibling(name) {
+		http.NotFound(w, r)
+		return
+	}
+	fi, err := fs.Stat(site, name)
+	if err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	if strings.HasSuffix(r.URL.Path, "/index.html") || (fi.IsDir() && !strings.HasSuffix(r.URL.Path, "/")) {
+		http.FileServerFS(site).ServeHTTP(w, r)
+		return
+	}
+	if fi.IsDir() {
+		name = path.Join(name, "index.html")
+	}
+	serveFile(w, r, site, name)
+}
+
+// serveFile sends name, or its sibling in the encoding negotiated.
+func serveFile(w http.ResponseWriter, r *http.Request, site fs.FS, name string) {
+	h := w.Header()
+	if Hashed(path.Base(name)) {
+		h.Set("Cache-Control", "public, max-age=31536000, immutable")
+	} else {
+		h.Set("Cache-Control", "no-cache")
+	}
+	send, encoding := name, ""
+	if typ, ok := negotiableType(name); ok {
+		h.Set("Vary", "Accept-Encoding")
+		h.Set("Content-Type", typ) // the original's, whatever is sent
+		encoding = Negotiate(r.Header.Get("Accept-Encoding"), func(enc string) bool {
+			fi, err := fs.Stat(site, name+encodings[enc])
+			return err == nil && fi.Mode().IsRegular()
+		})
+		if encoding != "" {
+			send = name + encodings[encoding]
+			// A Range applies to the encoded bytes, as they are the
+			// representation sent (RFC 9110 8.4); its tag is its own.
+			h.Set("Content-Encoding", encoding)
+		}
+	}
+	f, err := site.Open(send)
+	if err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		http.NotFound(w, r)
+		return
+	}
+	rs, ok := f.(io.ReadSeeker)
+	if !ok {
+		http.Error(w, "500 the file cannot be read", http.StatusInternalServerError)
+		return
+	}
+	// Each encoding of a file is its own representation, with its own tag.
+	etag := strconv.FormatInt(fi.ModTime().UnixNano(), 36) + "-" + strconv.FormatInt(fi.Size(), 36)
+	if encoding != "" {
+		etag += "-" + encoding
+	}
+	h.Set("ETag", `"`+etag+`"`)
+	if encoding != "" {
+		// ServeContent leaves the length of a whole encoded body unset
+		// (for HEAD, unsent); for a range it sets its own.
+		h.Set("Content-Length", strconv.FormatInt(fi.Size(), 10))
+	}
+	http.ServeContent(w, r, name, fi.ModTime(), rs)
+}
+
+// encodings maps the content codings served from siblings to the
+// sibling's suffix (Negotiate has the order of preference).
+var encodings = map[string]string{"br": ".br", "gzip": ".gz"}
+
+// isSibling reports whether name is the .br or .gz of a negotiable file.
+func isSibling(name string) bool {
+	for _, ext := range encodings {
+		if base, ok := strings.CutSuffix(name, ext); ok && Negotiable(base) {
+			return true
+		}
+	}
+	return false
+}
+
+// Negotiate picks the coding to send for an Accept-Encoding header: br
+// when the client accepts it (a q above 0, by name or by *) and has(br),
+// then gzip (or x-gzip) likewise, else "" for the file as it is. Codings
+// are compared without case; an element with a malformed q is ignored.
+func Negotiate(acceptEncoding string, has func(coding string) bool) string {
+	q := map[string]float64{}
+	for _, el := range strings.Split(acceptEncoding, ",") {
+		coding, params, _ := strings.Cut(el, ";")
+		coding = strings.ToLower(strings.TrimSpace(coding))
+		if coding == "" {
+			continue
+		}
+		if coding == "x-gzip" {
+			coding = "gzip"
+		}
+		weight := 1.0
+		malformed := false
+		for _, p := range strings.Split(params, ";") {
+			k, v, found := strings.Cut(strings.TrimSpace(p), "=")
+			if !found || !strings.EqualFold(strings.TrimSpace(k), "q") {
+				continue
+			}
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil || f < 0 || f > 1 {
+				malformed = true
+				break
+			}
+			weight = f
+		}
+		if malformed {
+			continue
+		}
+		if old, seen := q[coding]; !seen || weight < old {
+			q[coding] = weight // a coding named twice: the stricter counts
+		}
+	}
+	accepts := func(coding string) bool {
+		if w, ok := q[coding]; ok {
+			return w > 0
+		}
+		w, ok := q["*"]
+		return ok && w > 0
+	}
+	for _, coding := range []string{"br", "gzip"} {
+		if accepts(coding) && has(coding) {
+			return coding
+		}
+	}
+	return ""
+}
+
+// hashedName is a name internal/sitebuild gives a file by its content: a
+// dot, at least 8 lowercase hex digits, then the extension.
+var hashedName = regexp.MustCompile(`^[^.][^/]*\.[0-9a-f]{8,}\.[a-z0-9]+$`)
+
+// Hashed reports whether base is a content-hashed file name, which never
+// names other bytes and so may be cached without revalidation.
+func Hashed(base string) bool {
+	return hashedName.MatchString(base)
 }
 
 // servable reports whether urlPath names a file of site that may be served:
@@ -138,4 +303,35 @@ func HostAllowed(r *http.Request) bool {
 		return false
 	}
 	return host == ip || strings.EqualFold(host, "localhost")
+}
+
+// negotiable maps the extensions served in an encoding the client accepts
+// (a .br or .gz sibling, when the site has one) to their Content-Type,
+// fixed here rather than read from the system's MIME table, which may call
+// .ts a video.
+var negotiable = []struct{ ext, typ string }{
+	{".d.ts", "text/plain; charset=utf-8"},
+	{".js", "text/javascript; charset=utf-8"},
+	{".mjs", "text/javascript; charset=utf-8"},
+	{".wasm", "application/wasm"},
+	{".css", "text/css; charset=utf-8"},
+	{".html", "text/html; charset=utf-8"},
+	{".json", "application/json"},
+	{".svg", "image/svg+xml"},
+}
+
+// Negotiable reports whether name is served in an encoding the client
+// accepts when a precompressed sibling (name.br, name.gz) exists.
+func Negotiable(name string) bool {
+	_, ok := negotiableType(name)
+	return ok
+}
+
+func negotiableType(name string) (string, bool) {
+	for _, n := range negotiable {
+		if strings.HasSuffix(name, n.ext) {
+			return n.typ, true
+		}
+	}
+	return "", false
 }

@@ -7,8 +7,10 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // site builds a served directory beside a secret one, with the traps an
@@ -232,5 +234,232 @@ func TestNewHandlerScriptPolicy(t *testing.T) {
 				t.Errorf("%s (Host %q): Content-Security-Policy %q, want %q", tc.path, tc.host, got, want)
 			}
 		}
+	}
+}
+
+func TestNegotiate(t *testing.T) {
+	both := func(string) bool { return true }
+	gzipOnly := func(c string) bool { return c == "gzip" }
+	none := func(string) bool { return false }
+	tests := []struct {
+		header string
+		has    func(string) bool
+		want   string
+	}{
+		{"", both, ""},
+		{"br", both, "br"},
+		{"gzip", both, "gzip"},
+		{"gzip, deflate, br, zstd", both, "br"}, // Chromium's
+		{"gzip, deflate, br", gzipOnly, "gzip"},
+		{"gzip, deflate, br", none, ""},
+		{"br;q=0, gzip", both, "gzip"},
+		{"br;q=0.0, gzip;q=0", both, ""},
+		{"BR;Q=0.5", both, "br"},
+		{"gzip;q=1, br;q=0.1", both, "br"}, // the server's preference among acceptable ones
+		{"x-gzip", gzipOnly, "gzip"},
+		{"*", both, "br"},
+		{"*;q=0", both, ""},
+		{"*, br;q=0", both, "gzip"},
+		{"gzip;q=0, *", both, "br"},
+		{"identity", both, ""},
+		{"deflate", both, ""},
+		{"br;q=2, gzip", both, "gzip"},    // a q out of range: that element is ignored
+		{"br;q=abc, gzip", both, "gzip"},  // so is a malformed one
+		{"br, br;q=0", both, ""},          // named twice: the stricter
+		{" br ; q=0.8 ,gzip", both, "br"}, // spaces
+		{",,br", both, "br"},
+	}
+	for _, tc := range tests {
+		if got := Negotiate(tc.header, tc.has); got != tc.want {
+			t.Errorf("Negotiate(%q) = %q, want %q", tc.header, got, tc.want)
+		}
+	}
+}
+
+func TestHashed(t *testing.T) {
+	for name, want := range map[string]bool{
+		"surface.1a2b3c4d5e6f.wasm":    true,
+		"pling-webmcp.1a2b3c4d.js":     true,
+		"surface.1a2b3c4.wasm":         false, // 7 digits
+		"surface.wasm":                 false,
+		"pling-surface.js":             false,
+		"surface.1A2B3C4D.wasm":        false,
+		"surface.1a2b3c4d5e6g.wasm":    false,
+		".1a2b3c4d.js":                 false,
+		"pling-surface.global.js":      false,
+		"surface.1a2b3c4d5e6f.wasm.br": false,
+	} {
+		if got := Hashed(name); got != want {
+			t.Errorf("Hashed(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+// encodedSite is a site with precompressed siblings, as internal/sitebuild
+// writes them: the bodies tell which file was sent.
+func encodedSite(t *testing.T) *httptest.Server {
+	t.Helper()
+	dir := t.TempDir()
+	files := map[string]string{
+		"index.html":                   "<p>index</p>",
+		"index.html.gz":                "index-gzip",
+		"app.js":                       "app-identity",
+		"app.js.br":                    "app-br",
+		"app.js.gz":                    "app-gz",
+		"surface.1a2b3c4d5e6f.wasm":    "\x00asm-identity",
+		"surface.1a2b3c4d5e6f.wasm.br": "wasm-br",
+		"styles.css":                   "css-identity",
+		"types.d.ts":                   "ts-identity",
+		"types.d.ts.br":                "ts-br",
+		"notes.txt":                    "txt",
+		"notes.txt.br":                 "not a sibling: .txt is not negotiable",
+		"archive.tar.gz":               "a download",
+		"sub/index.html":               "<p>sub</p>",
+		"sub/index.html.br":            "sub-br",
+		"data.json.br":                 "a sibling without its file",
+	}
+	for name, body := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// One time for all (app.js.br and .gz are the same size too): the
+		// tag of an encoding must differ by more than its file's stat.
+		if err := os.Chtimes(p, time.Unix(1.7e9, 0), time.Unix(1.7e9, 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := httptest.NewServer(Handler(dir))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// fetch sends a request with exactly the headers given (no Accept-Encoding
+// of Go's own, no transparent decompression).
+func fetch(t *testing.T, srv *httptest.Server, method, path string, headers map[string]string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, srv.URL+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	client := &http.Client{
+		Transport:     &http.Transport{DisableCompression: true},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp, string(body)
+}
+
+// TestHandlerServesPrecompressed: the encoding the client prefers among
+// the siblings present, with the original's type, Vary on every
+// negotiable file, the length of what is sent, and caching by name.
+func TestHandlerServesPrecompressed(t *testing.T) {
+	srv := encodedSite(t)
+	const immutable, revalidate = "public, max-age=31536000, immutable", "no-cache"
+	tests := []struct {
+		path, accept string
+		status       int
+		body         string
+		encoding     string
+		typ          string
+		vary         bool
+		cache        string
+	}{
+		{"/app.js", "gzip, deflate, br, zstd", 200, "app-br", "br", "text/javascript; charset=utf-8", true, revalidate},
+		{"/app.js", "gzip", 200, "app-gz", "gzip", "text/javascript; charset=utf-8", true, revalidate},
+		{"/app.js", "br;q=0, gzip", 200, "app-gz", "gzip", "text/javascript; charset=utf-8", true, revalidate},
+		{"/app.js", "", 200, "app-identity", "", "text/javascript; charset=utf-8", true, revalidate},
+		{"/app.js", "identity", 200, "app-identity", "", "text/javascript; charset=utf-8", true, revalidate},
+		{"/surface.1a2b3c4d5e6f.wasm", "gzip, br", 200, "wasm-br", "br", "application/wasm", true, immutable},
+		{"/surface.1a2b3c4d5e6f.wasm", "gzip", 200, "\x00asm-identity", "", "application/wasm", true, immutable}, // no .gz
+		{"/", "br, gzip", 200, "index-gzip", "gzip", "text/html; charset=utf-8", true, revalidate},
+		{"/sub/", "br", 200, "sub-br", "br", "text/html; charset=utf-8", true, revalidate},
+		{"/styles.css", "br, gzip", 200, "css-identity", "", "text/css; charset=utf-8", true, revalidate},
+		{"/types.d.ts", "br", 200, "ts-br", "br", "text/plain; charset=utf-8", true, revalidate},
+		{"/notes.txt", "br", 200, "txt", "", "text/plain; charset=utf-8", false, revalidate},
+		{"/archive.tar.gz", "br", 200, "a download", "", "", false, revalidate},
+		// A sibling by its own name is 404; so is one without its file.
+		{"/app.js.br", "br", 404, "", "", "", false, "no-store"},
+		{"/app.js.gz", "", 404, "", "", "", false, "no-store"},
+		{"/surface.1a2b3c4d5e6f.wasm.br", "br", 404, "", "", "", false, "no-store"},
+		{"/data.json", "br", 404, "", "", "", false, "no-store"},
+		{"/data.json.br", "br", 404, "", "", "", false, "no-store"},
+	}
+	for _, tc := range tests {
+		for _, method := range []string{http.MethodGet, http.MethodHead} {
+			resp, body := fetch(t, srv, method, tc.path, map[string]string{"Accept-Encoding": tc.accept})
+			what := method + " " + tc.path + " (Accept-Encoding " + tc.accept + ")"
+			if resp.StatusCode != tc.status {
+				t.Errorf("%s: status %d, want %d", what, resp.StatusCode, tc.status)
+				continue
+			}
+			if got := resp.Header.Get("Cache-Control"); got != tc.cache {
+				t.Errorf("%s: Cache-Control %q, want %q", what, got, tc.cache)
+			}
+			if tc.status != 200 {
+				continue
+			}
+			wantBody := tc.body
+			if method == http.MethodHead {
+				wantBody = ""
+			}
+			if body != wantBody {
+				t.Errorf("%s: body %q, want %q", what, body, wantBody)
+			}
+			if got := resp.Header.Get("Content-Encoding"); got != tc.encoding {
+				t.Errorf("%s: Content-Encoding %q, want %q", what, got, tc.encoding)
+			}
+			if tc.typ != "" && resp.Header.Get("Content-Type") != tc.typ {
+				t.Errorf("%s: Content-Type %q, want %q", what, resp.Header.Get("Content-Type"), tc.typ)
+			}
+			if got := resp.Header.Get("Vary") == "Accept-Encoding"; got != tc.vary {
+				t.Errorf("%s: Vary %q, want Accept-Encoding: %v", what, resp.Header.Get("Vary"), tc.vary)
+			}
+			if got := resp.Header.Get("Content-Length"); got != strconv.Itoa(len(tc.body)) {
+				t.Errorf("%s: Content-Length %s, want %d", what, got, len(tc.body))
+			}
+			if resp.Header.Get("ETag") == "" || resp.Header.Get("Last-Modified") == "" {
+				t.Errorf("%s: no ETag or Last-Modified to revalidate with", what)
+			}
+		}
+	}
+}
+
+// TestHandlerRevalidates: a file's tag answers 304 for the same encoding
+// and not for another; a range of an encoded file is of its encoded bytes.
+func TestHandlerRevalidates(t *testing.T) {
+	srv := encodedSite(t)
+	br, _ := fetch(t, srv, http.MethodGet, "/app.js", map[string]string{"Accept-Encoding": "br"})
+	gz, _ := fetch(t, srv, http.MethodGet, "/app.js", map[string]string{"Accept-Encoding": "gzip"})
+	if br.Header.Get("ETag") == gz.Header.Get("ETag") {
+		t.Fatalf("br and gzip share the tag %s", br.Header.Get("ETag"))
+	}
+	if resp, _ := fetch(t, srv, http.MethodGet, "/app.js", map[string]string{"Accept-Encoding": "br", "If-None-Match": br.Header.Get("ETag")}); resp.StatusCode != http.StatusNotModified {
+		t.Errorf("the br tag again: status %d, want 304", resp.StatusCode)
+	}
+	if resp, _ := fetch(t, srv, http.MethodGet, "/app.js", map[string]string{"Accept-Encoding": "gzip", "If-None-Match": br.Header.Get("ETag")}); resp.StatusCode != http.StatusOK {
+		t.Errorf("the br tag for gzip: status %d, want 200", resp.StatusCode)
+	}
+	if resp, _ := fetch(t, srv, http.MethodGet, "/app.js", map[string]string{"If-Modified-Since": br.Header.Get("Last-Modified")}); resp.StatusCode != http.StatusNotModified {
+		t.Errorf("If-Modified-Since: status %d, want 304", resp.StatusCode)
+	}
+	resp, body := fetch(t, srv, http.MethodGet, "/app.js", map[string]string{"Accept-Encoding": "br", "Range": "bytes=0-1"})
+	if resp.StatusCode != http.StatusPartialContent || body != "ap" || resp.Header.Get("Content-Encoding") != "br" || resp.Header.Get("Content-Length") != "2" {
+		t.Errorf("a range of the br file: status %d %q %v, want 206 \"ap\" of the encoded bytes, length 2", resp.StatusCode, body, resp.Header)
+	}
+	resp, body = fetch(t, srv, http.MethodGet, "/app.js", map[string]string{"Range": "bytes=0-2"})
+	if resp.StatusCode != http.StatusPartialContent || body != "app" {
+		t.Errorf("a range of the file: status %d %q, want 206 \"app\"", resp.StatusCode, body)
 	}
 }

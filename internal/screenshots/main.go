@@ -58,8 +58,9 @@ func main() {
 }
 
 func run(site, ext, out string) error {
-	for _, f := range []string{filepath.Join(site, "index.html"), filepath.Join(site, "pling", "surface.wasm")} {
-		if _, err := os.Stat(f); err != nil {
+	// surface.wasm has a content-hashed name (internal/sitebuild).
+	for _, f := range []string{filepath.Join(site, "index.html"), filepath.Join(site, "pling", "surface.*.wasm")} {
+		if m, _ := filepath.Glob(f); len(m) == 0 {
 			return fmt.Errorf("%s is missing: run `make site` first, or `make screenshots`, which does", f)
 		}
 	}
