@@ -285,7 +285,7 @@ func TestRuntimeTable(t *testing.T) {
 	}
 	first := read(t, out, "pling-surface.js")
 	// Strings only the first script's modules hold.
-	for _, s := range []string{"loadSurface: the surface runtime exited", "runtime.wasmExit"} {
+	for _, s := range []string{"the surface runtime refused its entries", "runtime.wasmExit"} {
 		if !strings.Contains(first, s) {
 			t.Fatalf("the sentinel %q is not in the first script: choose another", s)
 		}
@@ -293,8 +293,8 @@ func TestRuntimeTable(t *testing.T) {
 			t.Errorf("the WebMCP bundle holds a copy of the first script (%q)", s)
 		}
 	}
-	if !strings.Contains(first, `import("./`+res.Assets["webmcp"]+`")`) {
-		t.Error("the first script does not load the WebMCP bundle by its hashed name")
+	if !strings.Contains(first, `"`+res.Assets["webmcp"]+`"`) || !strings.Contains(first, `"`+res.Assets["wasm"]+`"`) {
+		t.Error("the first script is not told the hashed names of the WebMCP bundle and the kernel")
 	}
 	if !strings.Contains(read(t, out, "pling-shared.js"), `from"./pling-surface.js"`) {
 		t.Error("pling-shared.js does not import ./pling-surface.js")
