@@ -70,12 +70,17 @@ func TestDemoWasmArrivesBrotli(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(siteURL+"/")); err != nil {
 		t.Fatal(err)
 	}
-	// __demo appears when main.js runs; ready settles when the kernel did.
+	// __demo appears when main.js runs; ready settles when its surfaces are made.
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`typeof window.__demo === "object"`)); err != nil {
 		t.Fatal(err)
 	}
 	if ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.__demo.ready.then(() => true)`, chromedp.EvalAwaitPromise)); err != nil || !ok {
 		t.Fatalf("the demo did not start: %v", err)
+	}
+	// The kernel starts when the surface is first called: the page's own
+	// describe is the first contact here.
+	if ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.__demo.surface.ready().then(() => true)`, chromedp.EvalAwaitPromise)); err != nil || !ok {
+		t.Fatalf("the kernel did not start: %v", err)
 	}
 	select {
 	case <-finished:
