@@ -104,3 +104,75 @@ func TestLaterScriptCannotReachTheKernel(t *testing.T) {
 		t.Errorf("%d globals hold the runtime", n)
 	}
 }
+
+// swapKernelJS is a later script that tries to hand the surface a kernel
+// of its own while the real one has not started: it stands in for every
+// way to fetch bytes or make a WebAssembly module or instance, and answers
+// the then lookup a Promise makes on the object it is resolved with (a
+// Response, a Module, an Instance, bytes), where returning a then of its
+// own would swap the object. It counts what it was shown.
+const swapKernelJS = `(() => {
+	const A = window.__swap = { thens: [], calls: [] };
+	Object.defineProperty(Object.prototype, "then", { configurable: true, get() {
+		const tag = Object.prototype.toString.call(this);
+		if (/Response|Module|Instance|ArrayBuffer/.test(tag)) A.thens.push(tag);
+		return undefined;
+	} });
+	const wrap = (obj, name, label) => {
+		const f = obj[name];
+		if (typeof f !== "function") return;
+		obj[name] = new Proxy(f, {
+			apply(t, self, args) { A.calls.push(label); return Reflect.apply(t, self, args); },
+			construct(t, args, nt) { A.calls.push(label); return Reflect.construct(t, args, nt); },
+		});
+	};
+	wrap(window, "fetch", "fetch");
+	for (const n of ["compile", "compileStreaming", "instantiate", "instantiateStreaming", "Module", "Instance"]) wrap(WebAssembly, n, "WebAssembly." + n);
+	wrap(window, "XMLHttpRequest", "XMLHttpRequest");
+	for (const n of ["open", "send", "setRequestHeader"]) wrap(XMLHttpRequest.prototype, n, "XMLHttpRequest." + n);
+	for (const n of ["response", "status", "responseType"]) {
+		const d = Object.getOwnPropertyDescriptor(XMLHttpRequest.prototype, n);
+		Object.defineProperty(XMLHttpRequest.prototype, n, { configurable: true,
+			get() { A.calls.push("XMLHttpRequest." + n); return d.get.call(this); },
+			set(v) { A.calls.push("XMLHttpRequest." + n + "="); if (d.set) d.set.call(this, v); } });
+	}
+	return performance.getEntriesByType("resource").filter((e) => /surface[.][0-9a-f.]*wasm$/.test(e.name)).length;
+})()`
+
+// TestLaterScriptCannotSwapTheKernel: the kernel starts when an agent
+// first speaks, after every later script ran; one that planted swapKernelJS
+// before that is neither called nor shown an object it could swap, and
+// the agent's answers are the page's own.
+func TestLaterScriptCannotSwapTheKernel(t *testing.T) {
+	p := openTestPage(t)
+	setup(t, p, map[string]any{"session": "async"})
+	if n := evalPage[int](t, p, swapKernelJS); n != 0 {
+		t.Fatalf("surface.wasm was fetched %d times before the attack was planted", n)
+	}
+	calls := pageCalls(t, p)
+	d := describeEnv(t, nil)
+	if r := send(t, p, d); !r.Envelope.OK {
+		t.Fatalf("describe: %s", r)
+	}
+	env := invokeEnv(t, "update_note@order", map[string]any{"record": "T-2", "note": "kernel kept"})
+	if r := send(t, p, env); r.result(t)["error"] != nil {
+		t.Fatalf("invoke: %s", r)
+	}
+	if got := pageCalls(t, p) - calls; got != 1 {
+		t.Errorf("the invoke ran the executor %d times", got)
+	}
+	if note := evalPage[string](t, p, `window.__e2e.note("T-2")`); note != "kernel kept" {
+		t.Errorf("note %q", note)
+	}
+	type seen struct {
+		Thens []string `json:"thens"`
+		Calls []string `json:"calls"`
+	}
+	got := evalPage[seen](t, p, `window.__swap`)
+	if len(got.Thens) != 0 || len(got.Calls) != 0 {
+		t.Errorf("the later script was shown %v and called through %v while the kernel started", got.Thens, got.Calls)
+	}
+	if n := evalPage[int](t, p, `performance.getEntriesByType("resource").filter((e) => /surface[.][0-9a-f.]*wasm$/.test(e.name)).length`); n != 1 {
+		t.Errorf("surface.wasm fetched %d times, want once", n)
+	}
+}

@@ -596,26 +596,33 @@ func TestPrivateChannelFreedOnNavigation(t *testing.T) {
 }
 
 // TestDemoLoadsTheSurfaceFirst: the demo does what the page-author guide
-// asks, since pages copy it: its first script awaits loadSurface() at its
-// top level, every script is a module, and the page's own code runs only
-// once the surface has loaded. A script planted before every script of the
-// document sees main.js publish __demo and records whether surface.wasm had
-// been fetched by then (the runtime itself is on no global).
+// asks, since pages copy it: its first script is the surface's first
+// script, every script is a module, and nothing waits for the kernel. A
+// script planted before every script of the document sees main.js publish
+// __demo and records whether surface.wasm had been asked for by then; it
+// must not have been, nor before an agent speaks, and then exactly once.
 func TestDemoLoadsTheSurfaceFirst(t *testing.T) {
 	p := openTabFirst(t, siteURL+"/", `Object.defineProperty(window, "__demo", {
 		configurable: true,
 		get() { return undefined; },
 		set(v) {
-			window.__runtimeAtMain = performance.getEntriesByType("resource").some((e) => e.name.endsWith("/pling/surface.wasm") && e.responseEnd > 0) ? "object" : "not loaded";
+			window.__wasmAtMain = performance.getEntriesByType("resource").filter((e) => /surface[.][0-9a-f.]*wasm$/.test(e.name)).length;
 			Object.defineProperty(window, "__demo", { value: v, writable: true, enumerable: true, configurable: true });
 		},
 	});`)
 	waitPage(t, p, `typeof window.__demo === "object"`)
 	evalPage[bool](t, p, `window.__demo.ready.then(() => true)`)
-	p.startAgent(t)
-	if got := evalPage[string](t, p, `window.__runtimeAtMain`); got != "object" {
-		t.Errorf("when main.js ran, the surface runtime was %q: the page's code ran while the surface was loading", got)
+	wasmRequests := func() int {
+		return evalPage[int](t, p, `performance.getEntriesByType("resource").filter((e) => /surface[.][0-9a-f.]*wasm$/.test(e.name)).length`)
 	}
+	if got := evalPage[int](t, p, `window.__wasmAtMain`); got != 0 {
+		t.Errorf("when main.js ran, surface.wasm had been asked for %d times: the page's code waited for the kernel", got)
+	}
+	p.sleep(t, settle)
+	if n := wasmRequests(); n != 0 {
+		t.Errorf("surface.wasm was asked for %d times before any agent spoke", n)
+	}
+	p.startAgent(t)
 	type script struct {
 		Src  string `json:"src"`
 		Type string `json:"type"`
@@ -638,11 +645,19 @@ func TestDemoLoadsTheSurfaceFirst(t *testing.T) {
 	if n := evalPage[int](t, p, `window.__sawConnect`); n != 0 {
 		t.Errorf("a page listener saw %d connect messages", n)
 	}
+	d := describeEnv(t, nil)
+	if r := evalAgent[reply](t, p, `agent.request(`+js(d)+`, {wrapper: {app: "orders"}})`); r.Envelope.ID != d["id"] {
+		t.Errorf("the first describe: %s", r)
+	}
+	if n := wasmRequests(); n != 1 {
+		t.Errorf("after an agent spoke, surface.wasm was asked for %d times, want once", n)
+	}
 }
 
-// TestLaterScriptWhileLoading: a setter planted on Object.prototype, while
-// the surface loads, for a member wasm_exec.js gives its Go object (_inst,
-// the instance with the kernel's memory) or one syscall/js assigns (result)
+// TestLaterScriptWhileLoading: a setter planted on Object.prototype while
+// the kernel starts (ready() has asked for surface.wasm, which has not
+// arrived), for a member wasm_exec.js gives its Go object (_inst, the
+// instance with the kernel's memory) or one syscall/js assigns (result),
 // sees nothing: the glue (pling-glue.js) keeps its state in closures and
 // makes what it hands Go without prototype.
 func TestLaterScriptWhileLoading(t *testing.T) {
@@ -653,20 +668,21 @@ func TestLaterScriptWhileLoading(t *testing.T) {
 	}
 	got := evalPage[caught](t, p, `(async () => {
 		const mod = await import("/pling/pling-surface.js");
+		const s = mod.createSurface({ registry: { version: () => 1, actions: () => [], view: () => ({ records: [] }) }, execute: () => ({}) });
+		const started = s.ready();
 		const seen = [];
-		for (const name of ["_inst", "result", "_pendingEvent", "mem", "exports"]) {
+		for (const name of ["_inst", "result", "_pendingEvent", "mem", "exports", "then"]) {
 			Object.defineProperty(Object.prototype, name, { configurable: true, set(v) {
 				seen.push(name);
 				Object.defineProperty(this, name, { value: v, writable: true, enumerable: true, configurable: true });
 			} });
 		}
 		try {
-			const api = await mod.loadSurface();
-			const s = api.createSurface({ registry: { version: () => 1, actions: () => [], view: () => ({ records: [] }) }, execute: () => ({}) });
+			await started;
 			await s.describe();
 			s.close();
 		} finally {
-			for (const name of ["_inst", "result", "_pendingEvent", "mem", "exports"]) delete Object.prototype[name];
+			for (const name of ["_inst", "result", "_pendingEvent", "mem", "exports", "then"]) delete Object.prototype[name];
 		}
 		return { loaded: true, seen };
 	})()`)
@@ -678,19 +694,20 @@ func TestLaterScriptWhileLoading(t *testing.T) {
 // TestLaterScriptWhileLoadingGlueMethods: the glue captured the methods it
 // calls on its id pool and maps when its module was evaluated, so a script
 // that replaces Array.prototype.pop, push or Map.prototype.get, delete
-// while the surface loads is never called by it.
+// while the kernel starts is never called by it.
 func TestLaterScriptWhileLoadingGlueMethods(t *testing.T) {
 	for _, m := range []string{"Array.prototype.pop", "Array.prototype.push", "Map.prototype.get", "Map.prototype.delete"} {
 		t.Run(m, func(t *testing.T) {
 			p := openHarness(t)
 			got := evalPage[string](t, p, `(async () => {
 				const mod = await import("/pling/pling-surface.js");
+				const s = mod.createSurface({ registry: { version: () => 1, actions: () => [], view: () => ({ records: [] }) }, execute: () => ({}) });
+				const started = s.ready();
 				const had = `+m+`;
 				let calls = 0;
 				`+m+` = function (...a) { calls++; return had.apply(this, a); };
 				try {
-					const api = await mod.loadSurface();
-					const s = api.createSurface({ registry: { version: () => 1, actions: () => [], view: () => ({ records: [] }) }, execute: () => ({}) });
+					await started;
 					await s.describe();
 					s.close();
 					return "loaded, " + calls + " calls";

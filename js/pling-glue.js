@@ -31,6 +31,7 @@ const {
   setPrototypeOf,
   getOwnPropertyDescriptor,
   getPrototypeOf,
+  create: objectCreate,
 } = Object;
 const {
   apply: reflectApply,
@@ -186,7 +187,7 @@ function makeGlobal(ready, write) {
     path,
     Uint8Array: Uint8ArrayCtor,
     Date: freeze(UTCDate),
-    Object: freeze({ __proto__: null, create: Object.create, freeze }),
+    Object: freeze({ __proto__: null, create: objectCreate, freeze }),
     Reflect: freeze({ __proto__: null, get: reflectGet }),
     Function: freeze({ __proto__: null, prototype: freeze({ __proto__: null, bind }) }),
     __plingSurfaceReady: ready,

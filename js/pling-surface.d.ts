@@ -222,6 +222,20 @@ export interface SurfaceOptions {
    * When IndexedDB fails, requests are refused with *_UNAVAILABLE. Default: in-page.
    */
   shared?: "indexeddb";
+  /** The kernel's file. Default: surface.wasm beside pling-surface.js (its content-hashed name in a built site). The first surface to start the kernel decides. */
+  wasmURL?: string | URL;
+  /** "idle": fetch and compile the kernel when the page is idle, start it on first contact. Default: nothing before first contact. */
+  prefetch?: "idle";
+  /** "eager": start the kernel now (the page pays for it at load). Default: when the surface is first called. */
+  start?: "eager";
+}
+
+/** How long the kernel's start took, in milliseconds (0 for a kernel started before). */
+export interface StartTimings {
+  readonly fetchMs: number;
+  readonly compileMs: number;
+  /** Instantiating, Go's start and the surface's instance in the kernel. */
+  readonly startMs: number;
 }
 
 // ---------------------------------------------------------------------------
@@ -446,7 +460,20 @@ export interface AgentSurface {
   close(): void;
   /** Offers the effective capabilities as WebMCP tools (loads pling-webmcp.js); resolves after the first registration. See pling-webmcp.d.ts. */
   webmcp(options?: import("./pling-webmcp.js").WebMCPOptions): Promise<import("./pling-webmcp.js").WebMCPBridge>;
+  /**
+   * Starts the kernel if nothing has, and resolves once this surface is made in it;
+   * rejects with what the kernel refused (a registry it cannot read, say) or why it did not start.
+   */
+  ready(): Promise<StartTimings>;
 }
+
+/**
+ * Makes a surface at once; the kernel starts when the surface is first called
+ * (an agent's message, handle, describe, webmcp or ready). Throws TypeError on
+ * invalid options; what only the kernel can check rejects ready() and fails calls
+ * with INTERNAL_ERROR.
+ */
+export declare function createSurface(options: SurfaceOptions): AgentSurface;
 
 export interface SurfaceAPI {
   readonly SURFACE_PROTOCOL: typeof SURFACE_PROTOCOL;
@@ -470,7 +497,7 @@ export interface LoadOptions {
   stats?: boolean;
 }
 
-/** Loads and starts the runtime once per page. */
+/** Starts the runtime now (once per page) and resolves when it is up; its createSurface then throws what the kernel refuses. */
 export declare function loadSurface(options?: LoadOptions): Promise<SurfaceAPI>;
 
 /** The runtime object wasm/main.go publishes (advanced use: a runtime started without loadSurface). */
@@ -513,5 +540,5 @@ declare global {
   }
 }
 
-/** The shared limiters and guards, also named by pling-shared.js. */
-export { applyShared, httpAdapter, httpGuard, httpLimiter, indexedDBGuard, indexedDBLimiter } from "./pling-shared.js";
+/** The backend's limiter and guard, also named by pling-shared.js (which has IndexedDB's). */
+export { applyShared, httpAdapter, httpGuard, httpLimiter } from "./pling-shared.js";

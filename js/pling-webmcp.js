@@ -21,7 +21,7 @@
 // id), it uses what pling-surface.js captured when it was evaluated
 // (webmcpKit), never a global looked up now.
 
-import { webmcpKit as kit } from "./pling-surface.js";
+import { webmcpKit as kit } from "./webmcp-kit.js";
 
 const PROTOCOL = "pling.surface/0.1";
 const SESSION_CODES = ["SESSION_REQUIRED", "SESSION_INVALID", "SESSION_EXPIRED", "SESSION_REVOKED"];

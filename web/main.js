@@ -2,7 +2,7 @@
 // surface. The page's own UI works without the surface runtime; the surface
 // is added on top and never replaces anything.
 
-import { loaded } from "./boot.js";
+import { createSurface, defineRegistry } from "./boot.js";
 import * as store from "./store.js";
 import { $ } from "./dom.js";
 import { mountOrders } from "./orders-ui.js";
@@ -10,7 +10,7 @@ import { mountDelegation, currentSession, isOpenMode, onDelegationChange, sessio
 import { mountConsole } from "./console.js";
 import { addAuditEvent, auditEvents } from "./audit.js";
 
-let surfaces = null; // { delegated, open } once the runtime is loaded
+let surfaces = null; // { delegated, open } once made
 let active = null; // { surface, stop } of the surface listening now
 
 mountOrders();
@@ -19,7 +19,7 @@ mountConsole();
 
 const ready = startSurface();
 // Tests await __demo.ready; the page itself must not report an unhandled
-// rejection when the runtime is missing.
+// rejection when the surface cannot be made.
 ready.catch(() => {});
 
 window.__demo = Object.freeze({
@@ -45,16 +45,8 @@ window.__demo = Object.freeze({
 });
 
 async function startSurface() {
-  // boot.js loaded the runtime before this module ran.
-  if (loaded.error) {
-    const err = loaded.error;
-    setRuntimeStatus("unavailable", "Agent surface: runtime not loaded");
-    $("runtime-status").title = String(err && err.message ? err.message : err);
-    console.warn("orders: agent surface runtime unavailable:", err);
-    throw err;
-  }
-  const { createSurface, defineRegistry } = loaded.api;
-
+  // The surfaces are made now; the kernel behind them starts when an agent
+  // first speaks, and says here if it cannot (see watchKernel).
   // The registry is the page's own: the same actions, records and state the
   // table renders from. version() lets the runtime skip re-reading actions
   // that did not change.
@@ -83,7 +75,13 @@ async function startSurface() {
     ...(await serverState()),
     onAudit: (event) => addAuditEvent(event),
   };
-  const delegated = createSurface({ ...common, session: () => currentSession() });
+  let delegated;
+  try {
+    delegated = createSurface({ ...common, session: () => currentSession() });
+  } catch (err) {
+    runtimeUnavailable(err);
+    throw err;
+  }
   let open = null;
   surfaces = {
     delegated,
@@ -178,6 +176,12 @@ function parseArgs(argsJson) {
   } catch {
     return {};
   }
+}
+
+function runtimeUnavailable(err) {
+  setRuntimeStatus("unavailable", "Agent surface: runtime not loaded");
+  $("runtime-status").title = String(err && err.message ? err.message : err);
+  console.warn("orders: agent surface runtime unavailable:", err);
 }
 
 function setRuntimeStatus(state, text) {

@@ -1,7 +1,10 @@
 // The configurable test page. The page's own JavaScript (the tests reach it
 // through window.__e2e, in the page's world) builds a surface over a small
-// orders registry; the agent talks to it only through messages.
-import { loadSurface } from "/pling/pling-surface.js";
+// orders registry; the agent talks to it only through messages. The page
+// does not wait for the kernel: it starts when an agent first speaks, so
+// every attack a test plants before its first message is planted before
+// the kernel was fetched, compiled and started.
+import { createSurface, defineRegistry } from "/pling/pling-surface.js";
 
 const orders = [
   { id: "T-1", status: "open", note: "" },
@@ -139,7 +142,6 @@ function failing(kind, valid) {
   return undefined;
 }
 
-const { createSurface, defineRegistry } = await loadSurface();
 const registry = defineRegistry({
   actions,
   records: {

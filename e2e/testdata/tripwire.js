@@ -1,17 +1,17 @@
-// The tripwire page (TestTripwires). The surface loads first; then the test
-// plants an accessor on every configurable property of the page's
-// built-ins, and an agent (in an isolated world, with built-ins of its own)
-// drives every kind of call. Any accessor that fires was looked up by the
-// surface after it loaded: a place where a later script could stand.
+// The tripwire page (TestTripwires). The surface's first script loads
+// first; then the test plants an accessor on every configurable property of
+// the page's built-ins, and an agent (in an isolated world, with built-ins
+// of its own) drives every kind of call, the first of which starts the
+// kernel (fetch, compile, Go's start). Any accessor that fires was looked up
+// by the surface after its first script ran: a place where a later script
+// could stand.
 //
 // So the page's own handlers touch no built-in once the wires are planted:
 // they answer with literals made now, objects without prototype (which an
 // async function resolves without looking up then) and strings.
-import { loadSurface } from "/pling/pling-surface.js";
+import { createSurface, defineRegistry } from "/pling/pling-surface.js";
 import { httpLimiter, httpGuard } from "/pling/pling-shared.js";
 
-const api = await loadSurface();
-const { createSurface, defineRegistry } = api;
 const expiresAt = Date.now() + 3_600_000;
 const scope = Object.freeze(["orders.search", "update_note@order", "secret.read"]);
 const sessionOf = (agentId) => ({ __proto__: null, agentId, sessionId: "ses_" + agentId, userId: "u-trip", expiresAt, scope });

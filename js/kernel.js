@@ -1,0 +1,162 @@
+// kernel.js: the page's kernel, started when a surface is first called.
+//
+// ---------------------------------------------------------------------------
+// The page's kernel: surface.wasm on the glue of pling-glue.js, started when
+// a surface of this module is first called (or loadSurface, ready() or
+// start: "eager" asks), with the fetch and WebAssembly functions captured
+// when this module was evaluated. Its global object is a record of the
+// glue's, so the runtime wasm/main.go publishes reaches ready here and
+// nowhere else (nothing goes on globalThis).
+
+import { WASM_FILE } from "./assets.js";
+import { isRuntime, kernelOf, makeEntries } from "./host.js";
+import { BASE_AT_LOAD, ErrorCtor, PAGE_WINDOW, REQUEST_IDLE, StringCtor, URLCtor, WA_INSTANCE, WA_MODULE, XHR, addListener, append, freeze, newList, now, reflectApply, setTimer, urlHrefOf, xhrOpen, xhrResponseOf, xhrSend, xhrSetResponseType, xhrStatusOf } from "./intrinsics.js";
+import { goGlue } from "./pling-glue.js";
+
+function resolveURL(given) {
+  if (given === undefined) return urlHrefOf(new URLCtor(WASM_FILE, import.meta.url));
+  return urlHrefOf(new URLCtor(StringCtor(given), BASE_AT_LOAD ?? import.meta.url));
+}
+
+// The compiled module, or the compile under way: { done, waiters, module,
+// error, fetchMs, compileMs }. A failed compile is forgotten, so the next
+// call tries again.
+//
+// Nothing on the way is a Promise. A Promise resolved with an object (the
+// Response of fetch, the Module of compileStreaming, the Instance of
+// instantiate) asks that object for then, which a script that ran after
+// this module can answer from Object.prototype and so hand over a kernel of
+// its own making. The bytes come by XMLHttpRequest, whose events go to this
+// module's listeners only, and compiling and instantiating are the
+// synchronous constructors captured at load.
+let compiling;
+
+function compileKernel(wasmURL, done) {
+  if (compiling !== undefined) {
+    if (compiling.done) done(compiling);
+    else append(compiling.waiters, done);
+    return;
+  }
+  const st = { __proto__: null, done: false, waiters: newList(), module: undefined, error: undefined, fetchMs: 0, compileMs: 0 };
+  compiling = st;
+  append(st.waiters, done);
+  const finish = (module, error) => {
+    if (st.done) return;
+    st.done = true;
+    st.module = module;
+    st.error = error;
+    if (module === undefined && compiling === st) compiling = undefined;
+    const list = st.waiters;
+    st.waiters = undefined;
+    for (let i = 0; i < list.length; i++) {
+      try {
+        list[i](st);
+      } catch {
+        // one waiter's failure does not keep the others
+      }
+    }
+  };
+  try {
+    if (XHR === undefined) throw new ErrorCtor("no XMLHttpRequest to fetch the kernel with");
+    const url = resolveURL(wasmURL);
+    const t0 = now();
+    const xhr = new XHR();
+    xhrOpen(xhr, "GET", url, true);
+    xhrSetResponseType(xhr, "arraybuffer");
+    addListener(xhr, "load", () => {
+      try {
+        const status = xhrStatusOf(xhr);
+        if (status < 200 || status > 299) throw new ErrorCtor(`fetching ${url} failed with HTTP ${status}`);
+        const t1 = now();
+        st.fetchMs = t1 - t0;
+        const module = new WA_MODULE(xhrResponseOf(xhr));
+        st.compileMs = now() - t1;
+        finish(module, undefined);
+      } catch (e) {
+        finish(undefined, e);
+      }
+    });
+    const failed = () => finish(undefined, new ErrorCtor(`fetching ${url} failed`));
+    addListener(xhr, "error", failed);
+    addListener(xhr, "abort", failed);
+    xhrSend(xhr);
+  } catch (e) {
+    finish(undefined, e);
+  }
+}
+
+let kernelUp; // the page's kernel, once started
+let starting; // the calls waiting for it while it starts
+let startTimings = freeze({ __proto__: null, fetchMs: 0, compileMs: 0, startMs: 0 });
+
+// Calls done(kernel) once the page's kernel is up, or done(undefined,
+// error) when it could not be started; the next call tries again.
+export function startKernel(wasmURL, done) {
+  if (kernelUp !== undefined) {
+    done(kernelUp, undefined);
+    return;
+  }
+  if (starting !== undefined) {
+    append(starting, done);
+    return;
+  }
+  starting = newList();
+  append(starting, done);
+  const finish = (kernel, error) => {
+    const list = starting;
+    starting = undefined;
+    kernelUp = kernel;
+    for (let i = 0; i < list.length; i++) {
+      try {
+        list[i](kernel, error);
+      } catch {
+        // one waiter's failure does not keep the others
+      }
+    }
+  };
+  compileKernel(wasmURL, (st) => {
+    if (st.module === undefined) {
+      finish(undefined, st.error);
+      return;
+    }
+    const t2 = now();
+    let runtime;
+    try {
+      const glue = goGlue({
+        ready: (rt) => {
+          if (runtime === undefined) runtime = rt;
+        },
+        exit: undefined,
+      });
+      const instance = new WA_INSTANCE(st.module, glue.importObject);
+      const exports = glue.run(instance); // main runs until it waits, publishing its runtime on the way
+      if (glue.exited()) throw new ErrorCtor("the surface runtime exited");
+      if (!isRuntime(runtime)) throw new ErrorCtor("the surface runtime did not start");
+      const entries = makeEntries({ __proto__: null, exports, resume: glue.resume, exited: glue.exited }, runtime, undefined);
+      if (entries === undefined) throw new ErrorCtor("the surface runtime refused its entries");
+      startTimings = freeze({ __proto__: null, fetchMs: st.fetchMs, compileMs: st.compileMs, startMs: now() - t2 });
+      finish(kernelOf(runtime, entries), undefined);
+    } catch (e) {
+      finish(undefined, e);
+    }
+  });
+}
+
+// prefetch: "idle": the module is downloaded and compiled when the page
+// is idle, and started on first contact.
+function prefetchKernel(wasmURL) {
+  if (kernelUp !== undefined || compiling !== undefined) return;
+  const go = () => {
+    if (kernelUp === undefined && compiling === undefined) compileKernel(wasmURL, () => {});
+  };
+  if (REQUEST_IDLE !== undefined) reflectApply(REQUEST_IDLE, PAGE_WINDOW, [go]);
+  else setTimer(go, 0);
+}
+
+export const PAGE_KERNEL = freeze({
+  __proto__: null,
+  up: () => kernelUp,
+  start: startKernel,
+  prefetch: prefetchKernel,
+  timings: () => startTimings,
+});
