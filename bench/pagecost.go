@@ -320,6 +320,8 @@ type contactSample struct {
 	FirstMS float64   `json:"firstMs"` // the first describe, posted to answered
 	WarmMS  []float64 `json:"warmMs"`  // the describes after it
 	Timings *startup  `json:"timings,omitempty"`
+	// WasmBefore: surface.wasm was requested before the first describe.
+	WasmBefore bool `json:"wasmBefore"`
 }
 
 // startup is what surface.ready() resolves to.
@@ -402,14 +404,9 @@ func (s *session) firstContact(mode string, warm int) (contactSample, error) {
 		}
 	}
 	time.Sleep(idleWait)
-	if mode == "lazy" {
-		nl.mu.Lock()
-		asked := nl.wasmAsked
-		nl.mu.Unlock()
-		if asked {
-			return r, fmt.Errorf("first-contact.html?mode=lazy fetched surface.wasm before any agent message")
-		}
-	}
+	nl.mu.Lock()
+	r.WasmBefore = nl.wasmAsked
+	nl.mu.Unlock()
 	if err := connectAgent(s, t); err != nil {
 		return r, err
 	}

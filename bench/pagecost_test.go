@@ -127,6 +127,17 @@ func TestContactRows(t *testing.T) {
 		t.Errorf("F3: %+v, want the 900 ms reference, no verdict", f3)
 	}
 
+	// A lazy page that fetched the kernel before anyone spoke misses F1,
+	// however fast its first describe.
+	samples[2].WasmBefore = true
+	rows, err = contactRows(samples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f1 := rows[0]; verdict(f1.pass) != "MISS" || !strings.Contains(f1.note, "1 of 2 pages requested surface.wasm before any agent message") {
+		t.Errorf("F1 with the kernel fetched early: %+v, want a miss that says so", f1)
+	}
+
 	// A runtime without a lazy start: F1 and F2 say so and judge nothing.
 	old := []contactSample{
 		{Mode: "lazy", API: "none"}, {Mode: "idle", API: "none"},
