@@ -147,7 +147,7 @@ BENCH := $(BUILD)/bench
 ## non-zero only when a measurement could not be taken. Then what shared
 ## limits cost (build/bench/shared.md). See bench/README.md.
 bench: chromium redis bench-brotli bench-site site
-	$(GO) run ./bench -dir $(BENCH)
+	$(GO) run ./bench -dir $(BENCH) -demo $(SITE)
 	$(GO) run ./bench/shared -dir $(BENCH) -site $(SITE)
 
 ## bench-profile: the browser benchmarks once more with Chromium's CPU

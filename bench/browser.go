@@ -44,6 +44,8 @@ var siteFiles = []string{
 	"bench/hello.wasm",
 	"bench/mcpb-page.js",
 	"bench/mcp-client.js",
+	"bench/first-contact.html",
+	"bench/demo-without-boot.js",
 }
 
 // session is one headless Chromium serving one benchmark site.

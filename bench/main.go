@@ -31,9 +31,13 @@ type config struct {
 	n, warm  int
 	starts   int
 	requests int
+	demo     string // the demo site as `make site` built it
+	loads    int    // timed cold loads of each demo variant per CPU rate
+	contacts int    // first contacts per mode
 	goBench  bool
 	profile  bool
 	trace    bool
+	only     bool // -pagecost
 }
 
 // stage is one timed step of the run, for "where the time goes".
@@ -49,6 +53,10 @@ func main() {
 	flag.IntVar(&cfg.warm, "warm", 150, "untimed round trips per variant before timing")
 	flag.IntVar(&cfg.starts, "starts", 15, "timed cold loads per startup page (after 2 untimed)")
 	flag.IntVar(&cfg.requests, "requests", 100_000, "requests of the memory run")
+	flag.StringVar(&cfg.demo, "demo", "build/site", "the demo site as `make site` builds it, for the page-cost rows")
+	flag.IntVar(&cfg.loads, "loads", 12, "timed cold loads of the demo with and without the surface, per CPU rate (after 1 untimed pair)")
+	flag.IntVar(&cfg.contacts, "contacts", 7, "first contacts per way of starting the surface (after 1 untimed round)")
+	flag.BoolVar(&cfg.only, "pagecost", false, "only the page-cost rows (the demo's loads, first contact, row P)")
 	flag.BoolVar(&cfg.goBench, "go", true, "run the kernel micro-benchmarks (go test -bench)")
 	flag.BoolVar(&cfg.profile, "profile", false, "only the round trips, then a CPU profile of each variant into DIR/profile")
 	flag.BoolVar(&cfg.trace, "trace", false, "only the round trips, split into stages at the page's hooks, into DIR/stages.md")
@@ -79,7 +87,7 @@ func run(cfg config) error {
 	progress := func(s string) { fmt.Println("  " + s) }
 	rep := &report{cfg: cfg, when: began}
 
-	if cfg.profile || cfg.trace {
+	if cfg.profile || cfg.trace || cfg.only {
 		cfg.goBench = false
 	}
 	if cfg.goBench {
@@ -111,7 +119,7 @@ func run(cfg config) error {
 		}
 	}
 
-	if !cfg.profile && !cfg.trace {
+	if !cfg.profile && !cfg.trace && !cfg.only {
 		if err := timed("wasm transfer sizes", func() error {
 			sizes, err := measureSizesCached(filepath.Join(cfg.dir, "sizes-cache.json"),
 				surfaceWasm(cfg), filepath.Join(cfg.site, "bench", "hello.wasm"))
@@ -152,7 +160,7 @@ func run(cfg config) error {
 		return os.WriteFile(out, []byte(md), 0o644)
 	}
 
-	if !cfg.profile {
+	if !cfg.profile && !cfg.only {
 		if err := timed("startup, cold loads", func() error {
 			var err error
 			rep.startup, err = measureStartup(s, cfg.starts, 2, progress)
@@ -165,12 +173,14 @@ func run(cfg config) error {
 	if cfg.profile {
 		profileDir = filepath.Join(cfg.dir, "profile")
 	}
-	if err := timed("round trips from an isolated-world caller", func() error {
-		var err error
-		rep.trips, err = measureRoundTrips(s, cfg.n, cfg.warm, profileDir, progress)
-		return err
-	}); err != nil {
-		return err
+	if !cfg.only {
+		if err := timed("round trips from an isolated-world caller", func() error {
+			var err error
+			rep.trips, err = measureRoundTrips(s, cfg.n, cfg.warm, profileDir, progress)
+			return err
+		}); err != nil {
+			return err
+		}
 	}
 	if cfg.profile {
 		if err := timed("profile the cold starts; code size by package", func() error {
@@ -179,7 +189,7 @@ func run(cfg config) error {
 			return err
 		}
 	}
-	if !cfg.profile {
+	if !cfg.profile && !cfg.only {
 		if err := timed("wasm memory over many requests", func() error {
 			var err error
 			rep.memory, err = measureMemory(s, memoryCheckpoints(cfg.requests), progress)
@@ -196,6 +206,24 @@ func run(cfg config) error {
 		}); err != nil {
 			return err
 		}
+		if cfg.loads > 0 {
+			if err := timed("the demo with and without the surface, cold loads", func() error {
+				var err error
+				rep.loads, err = measurePageLoads(s, cfg.loads, 1, []float64{1, 4}, filepath.Join(cfg.dir, "sizes-cache.json"), progress)
+				return err
+			}); err != nil {
+				return err
+			}
+		}
+		if cfg.contacts > 0 {
+			if err := timed("an agent's first describe on an idle page", func() error {
+				var err error
+				rep.contacts, err = measureFirstContact(s, cfg.contacts, firstContactWarm, progress)
+				return err
+			}); err != nil {
+				return err
+			}
+		}
 	}
 	rep.loadAfter = loadAverage()
 	s.stop()
@@ -209,6 +237,9 @@ func run(cfg config) error {
 	fmt.Println()
 	fmt.Print(rep.terminal())
 	name := "latest.md"
+	if cfg.only {
+		name = "latest-pagecost.md"
+	}
 	if cfg.profile {
 		name = "latest-profile.md"
 		fmt.Printf("\nprofiles: %s\n", filepath.Join(profileDir, "summary.md"))

@@ -259,8 +259,16 @@ func TestPageCostRow(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := math.Cbrt(1 * 4 * 0.8)
-	if math.Abs(rw.ratio-want) > 1e-9 || rw.pass != nil || !strings.Contains(rw.note, "slow, 4.00×") {
-		t.Errorf("row %+v, want the geometric mean %.4f, no verdict, slow as the largest", rw, want)
+	if math.Abs(rw.ratio-want) > 1e-9 || verdict(rw.pass) != "MISS" || !strings.Contains(rw.note, "slow, 4.00×") {
+		t.Errorf("row %+v, want the geometric mean %.4f, a miss of 1.02×, slow as the largest", rw, want)
+	}
+	// 1.02× is the bound: 1.01 and 1.0 by geometric mean pass.
+	ok, err := pageCostRow([]pageOp{
+		{Name: "a", Before: []float64{100}, After: []float64{102}},
+		{Name: "b", Before: []float64{100}, After: []float64{100}},
+	})
+	if err != nil || verdict(ok.pass) != "PASS" || ok.target != "≤ 1.02×" {
+		t.Errorf("row %+v (%v), want a pass of ≤ 1.02×", ok, err)
 	}
 	if _, err := pageCostRow([]pageOp{{Name: "empty"}}); err == nil {
 		t.Error("an operation without samples gave a row")

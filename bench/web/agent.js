@@ -154,6 +154,21 @@
       return { equal: ca === cb, bytes: ca.length, surface: ca === cb ? null : ca, js: ca === cb ? null : cb };
     },
 
+    // time runs variant v n times, one after the other, and returns each
+    // call's duration in ms (the first-contact rows: the first call of a
+    // page, then warm ones).
+    async time(v, n) {
+      const f = variants[v];
+      if (!f) throw new Error(`unknown variant ${v}`);
+      const out = [];
+      for (let i = 0; i < n; i++) {
+        const t0 = performance.now();
+        await f();
+        out.push(performance.now() - t0);
+      }
+      return out;
+    },
+
     // loop runs variant v n times untimed (for the CPU profiler).
     async loop(v, n) {
       const f = variants[v];

@@ -609,6 +609,81 @@ test("a page's await on handle() asks no Promise.prototype a later script patche
   surface.close();
 });
 
+test("the page's own Promise is waited for as it is: no prototype, no own property added", async ({ api }) => {
+  // Moving a native Promise to another class gives V8's initial Promise map
+  // a transition, and instanceof Promise slows down for the whole page.
+  const made = [];
+  const wrap = (f) => (...a) => {
+    const p = f(...a);
+    made.push(p);
+    return p;
+  };
+  const { surface } = page(api, { execute: wrap(async () => ({ hits: 1 })) });
+  const { surface: other } = page(api, { execute: wrap(async () => ({ hits: 2 })) });
+  const a = await surface.handle(invokeReq("p1", "orders.search", { q: "x" }));
+  const b = await other.handle(invokeReq("p2", "orders.search", { q: "x" }));
+  eq([a.ok, b.ok, b.result], [true, true, { hits: 2 }], "answers");
+  eq(made.length, 2, "the page's Promises the runtime waited for");
+  for (const p of made) {
+    eq(Object.getPrototypeOf(p) === Promise.prototype, true, "prototype");
+    eq(Reflect.ownKeys(p), [], "own properties");
+  }
+  surface.close();
+  other.close();
+});
+
+test("while the runtime waits for the page's Promise, a later script's constructor or species getter never runs", async ({ api }) => {
+  // The getters count what they are asked about the executor's Promise:
+  // handed it, a getter could take its answer. (The test's own await asks
+  // Promise.prototype.constructor about handle()'s Promise; that is the
+  // page's lookup, not the runtime's.)
+  const RealPromise = Promise;
+  const ctor = Object.getOwnPropertyDescriptor(Promise.prototype, "constructor");
+  const species = Object.getOwnPropertyDescriptor(Promise, Symbol.species);
+  const made = new Set();
+  const asked = [];
+  let waiting = false;
+  const patches = [
+    ["Promise.prototype.constructor", () => {
+      Object.defineProperty(Promise.prototype, "constructor", { configurable: true, get() {
+        if (made.has(this)) asked.push("constructor");
+        return RealPromise;
+      } });
+      return () => Object.defineProperty(Promise.prototype, "constructor", ctor);
+    }],
+    ["Promise[Symbol.species]", () => {
+      Object.defineProperty(Promise, Symbol.species, { configurable: true, get() {
+        if (waiting) asked.push("species");
+        return this;
+      } });
+      return () => Object.defineProperty(Promise, Symbol.species, species);
+    }],
+  ];
+  for (const [name, patch] of patches) {
+    const { surface } = page(api, {
+      execute: () => {
+        const p = (async () => ({ hits: 3 }))();
+        made.add(p);
+        // From here until handle() answers, nothing but the runtime calls
+        // then on a Promise (the test's await does not).
+        waiting = true;
+        return p;
+      },
+    });
+    const restore = patch();
+    let got;
+    try {
+      got = await surface.handle(invokeReq("g-" + name, "orders.search", { q: "x" }));
+    } finally {
+      waiting = false;
+      restore();
+      surface.close();
+    }
+    eq([got.ok, got.result], [true, { hits: 3 }], name + ": the answer");
+    eq(asked, [], name + ": lookups of the page's Promise");
+  }
+});
+
 test("defineRegistry reads a 100,000-row lazy source by its window only", async ({ api }) => {
   const calls = { count: 0, slice: [], get: [], ids: [] };
   const row = (i) => ({ id: `R-${i}`, kind: "order", fields: { n: i } });
