@@ -23,13 +23,6 @@ func (c *lastText[T]) getBytes(text []byte) (*T, bool) {
 	return nil, false
 }
 
-func (c *lastText[T]) get(text string) (*T, bool) {
-	if c.val != nil && c.text == text {
-		return c.val, true
-	}
-	return nil, false
-}
-
 // value returns the value last put, whatever its text.
 func (c *lastText[T]) value() *T {
 	return c.val
@@ -52,15 +45,6 @@ type textCache[T any] struct {
 }
 
 const textCacheSize = 4
-
-func (c *textCache[T]) get(text string) (*T, bool) {
-	for i := range c.entries {
-		if e := &c.entries[i]; e.val != nil && e.text == text {
-			return e.val, true
-		}
-	}
-	return nil, false
-}
 
 // getBytes is get for a text still in bytes: no string is made of it.
 func (c *textCache[T]) getBytes(text []byte) (*T, bool) {

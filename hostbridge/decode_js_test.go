@@ -15,6 +15,7 @@ import (
 	"syscall/js"
 	"testing"
 
+	"pling.dev/agent/internal/jsonread"
 	"pling.dev/agent/surface"
 )
 
@@ -279,4 +280,12 @@ func TestMemberNamesAreTheJSONTags(t *testing.T) {
 			t.Errorf("%s: json tags %q, reader's members %q", typ.Name(), tags, c.names)
 		}
 	}
+}
+
+// parseTree decodes any JSON value into the tree encoding/json builds in
+// an any with UseNumber.
+func parseTree(data []byte) (any, error) {
+	var v any
+	err := read(data, func(r *jsonread.Reader) { v = r.Value() })
+	return v, err
 }

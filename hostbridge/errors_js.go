@@ -67,12 +67,6 @@ func reason(err error) js.Value {
 	return js.Undefined()
 }
 
-// isKind reports whether err is an *Error of kind k.
-func isKind(err error, k Kind) bool {
-	var e *Error
-	return errors.As(err, &e) && e.Kind == k
-}
-
 func newError(op string, k Kind, msg string) *Error {
 	return &Error{Op: op, Kind: k, Msg: msg, Reason: js.Undefined()}
 }

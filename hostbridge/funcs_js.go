@@ -53,9 +53,3 @@ func recoverAnswer(onPanic func(*Error) js.Value, err *Error) (v js.Value) {
 	}()
 	return onPanic(err)
 }
-
-// release releases a js.Func made by funcOf.
-func release(f js.Func) {
-	f.Release()
-	liveFuncs.Add(-1)
-}

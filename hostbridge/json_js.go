@@ -98,14 +98,6 @@ func parseBools(data []byte) ([]bool, error) {
 	return out, nil
 }
 
-// parseTree decodes any JSON value into the tree encoding/json builds in
-// an any with UseNumber.
-func parseTree(data []byte) (any, error) {
-	var v any
-	err := read(data, func(r *jsonread.Reader) { v = r.Value() })
-	return v, err
-}
-
 // Member names, keyed by the constants the readers switch on: a name and
 // the code that reads its value meet by name, never by position.
 var sessionFields = [...]string{sessionAgentID: "agentId", sessionSessionID: "sessionId", sessionUserID: "userId", sessionExpiresAt: "expiresAt", sessionScope: "scope", sessionDelegationID: "delegationId", sessionRevokedAt: "revokedAt"}

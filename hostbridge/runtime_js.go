@@ -136,7 +136,7 @@ type answerer struct {
 // send calls the host's reply with text, through the lane when it fits.
 func (a answerer) send(text []byte) {
 	params, put := a.s.lane.textParams(text)
-	if _, err := a.s.lane.call("reply", a.s.reply, []any{a.token, params[0]}, put, false); err != nil {
+	if _, err := a.s.lane.call("reply", a.s.reply, []any{a.token, params[0]}, put); err != nil {
 		a.unanswered()
 	}
 }
@@ -176,10 +176,10 @@ func (a answerer) replyShared(b []byte, shared surface.SharedCaps) []byte {
 	var err error
 	if known {
 		params, put := l.textParams(b[n:])
-		_, err = l.call("reply", s.reply, []any{a.token, params[0], id}, put, false)
+		_, err = l.call("reply", s.reply, []any{a.token, params[0], id}, put)
 	} else {
 		params, put := l.textParams(b[n:], b[shared.Start:shared.End])
-		_, err = l.call("reply", s.reply, []any{a.token, params[0], id, params[1]}, put, false)
+		_, err = l.call("reply", s.reply, []any{a.token, params[0], id, params[1]}, put)
 	}
 	if err == nil {
 		s.sentCaps = shared.ID

@@ -3,9 +3,7 @@
 package hostbridge
 
 import (
-	"context"
 	"errors"
-	"math"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -79,84 +77,21 @@ const (
 	flagSession int32 = 2
 )
 
-// Codes of pling_answer, beside a text's length in entryIO (>= 0).
-const (
-	codeFailed   = -1 // rejected, timed out, or not an answer of its kind
-	codeNone     = -2 // session: no session (null)
-	codeTimedOut = -3 // execute: the time limit passed
-	codeHeld     = -4 // a text too long for entryIO: host.held() answers it
-	// codeParked is execute's answer when the host kept the executor's
-	// Promise for the wait that follows (handed to wait as undefined).
-	codeParked = -5
-)
-
-// errHostFailed answers an ask whose Promise failed (pling_answer's
-// codeFailed, or a code that is no answer of the ask's kind).
-var errHostFailed = newError("host", KindRejected, "the host's Promise failed")
-
-// errPending is what a host call reports when the host answered with a
-// Promise that the exchange must wait for (see stepCtx).
-var errPending = errors.New("hostbridge: the host answered with a Promise")
-
-// stepCtx rides in the context of a step: a host call that gets a
-// thenable parks it here instead of awaiting it.
-type stepCtx struct {
-	promise js.Value
-	waiting bool
-}
-
-type stepKey struct{}
-
-// sessionTokenKey carries the token whose session getter
-// host.sessionFor(token) calls.
-type sessionTokenKey struct{}
-
-// pend parks v for the step in ctx, if there is one, and reports whether
-// it did: the caller then answers errPending instead of awaiting v.
-func pend(ctx context.Context, v js.Value) bool {
-	sc, ok := ctx.Value(stepKey{}).(*stepCtx)
-	if !ok {
-		return false
-	}
-	sc.promise, sc.waiting = v, true
-	return true
-}
-
-// stepContext is the context of a flight's steps: it answers stepKey with
-// the flight's stepCtx and, for a call that brought its own session
-// getter, sessionTokenKey with its token. It lives inside the flight, so a
-// request makes no context of its own.
-type stepContext struct {
-	context.Context
-	sc      stepCtx
-	token   float64
-	perCall bool
-}
-
-func (c *stepContext) Value(key any) any {
-	switch key.(type) {
-	case stepKey:
-		return &c.sc
-	case sessionTokenKey:
-		if c.perCall {
-			return c.token
-		}
-		return nil
-	}
-	return c.Context.Value(key)
-}
-
 // flight is one exchange in progress, taken through an export. Flights are
 // pooled: one is taken per call and put back once its answer was given.
 type flight struct {
-	s   *Surface
-	k   *surface.Surface
-	x   *surface.Exchange
-	ctx context.Context // &c
-	c   stepContext
-	sc  *stepCtx // &c.sc
+	s *Surface
+	k *surface.Surface
+	x *surface.Exchange
 	// a delivers the answer to the host's reply under the call's token.
 	a answerer
+	// perCall: the call brought its own session getter (host.sessionFor).
+	perCall bool
+	// The actions in force when a view was asked for, read before the
+	// host's view() as the registry's generation demands.
+	acts     []surface.Action
+	gen      string
+	haveActs bool
 	// describe: an in-page describe, answered as instance.describe.
 	describe bool
 	buf      *[]byte // the pooled buffer the reply is built in
@@ -241,8 +176,8 @@ func enterHandle(k0, k1, slot, n, token, flags int32) int32 {
 	fastEntries.Add(1)
 	req := entryText(s, int(n))
 	f := newFlight(s, answerer{s: s, token: float64(token), shared: flags&flagShared != 0})
-	f.c.perCall, f.c.token = flags&flagSession != 0, float64(token)
-	s.startHandle(f, req, f.c.perCall)
+	f.perCall = flags&flagSession != 0
+	s.startHandle(f, req, f.perCall)
 	return entryAccepted
 }
 
@@ -268,8 +203,6 @@ func entryText(s *Surface, n int) []byte {
 func newFlight(s *Surface, a answerer) *flight {
 	f := flights.Get().(*flight)
 	*f = flight{s: s, a: a}
-	f.c.Context = context.Background()
-	f.ctx, f.sc = &f.c, &f.c.sc
 	return f
 }
 
@@ -361,8 +294,7 @@ func enterAnswer(k0, k1, ticket int32, code float64) int32 {
 	fastEntries.Add(1)
 	defer f.recover()
 	runHook("answer")
-	a := f.x.Ask()
-	ans := f.answerFor(a, code)
+	ans := f.answerFor(f.x.Ask(), code, f.s.lane.entry)
 	if _, err := f.x.Answer(ans); err != nil {
 		panic(err) // cannot happen: the ticket named this ask
 	}
@@ -395,8 +327,8 @@ func (f *flight) run() {
 			f.release()
 			return
 		}
-		ans := f.answerNow(a)
-		if f.sc.waiting {
+		ans, parked := f.ask(a)
+		if parked {
 			f.wait(a)
 			return
 		}
@@ -404,151 +336,6 @@ func (f *flight) run() {
 			panic(err) // cannot happen: ans answers a
 		}
 	}
-}
-
-// answerNow answers a through the host's functions, or parks the Promise
-// one of them answered in f.sc.
-func (f *flight) answerNow(a surface.Ask) surface.Answer {
-	if a.Kind == surface.AskExecute {
-		return f.execute(a)
-	}
-	ans := f.k.AnswerAsk(f.ctx, a)
-	if errors.Is(ans.Err, errPending) && !f.sc.waiting {
-		ans.Err = newError(a.Kind.String(), KindBadValue, "no Promise was parked")
-	}
-	return ans
-}
-
-// execute runs the call through host.execute(action, argsJSON, ctxJSON),
-// texts through the lane: its answer is the result's text, or a Promise.
-func (f *flight) execute(a surface.Ask) surface.Answer {
-	ans := surface.Answer{Kind: a.Kind, Step: a.Step}
-	scratch := laneBuffer(0)
-	defer putScratch(scratch)
-	cb, err := surface.AppendJSON((*scratch)[:0], a.Call.Context)
-	*scratch = cb
-	if err != nil {
-		ans.Err = err
-		return ans
-	}
-	l := f.s.lane
-	params, put := l.textParams([]byte(a.Call.Action), a.Call.Input, cb)
-	r, err := l.call("execute", f.s.execFn, params, put, false)
-	switch {
-	case err != nil:
-		ans.Err = err
-	case r.v.Type() == js.TypeNumber && r.v.Float() == codeParked:
-		// The host kept the Promise for the wait that follows.
-		f.sc.promise, f.sc.waiting = js.Undefined(), true
-	case r.v.Type() == js.TypeNumber:
-		n, ok := laneLength(r.v, l.size)
-		if !ok {
-			ans.Err = newError("execute", KindBadValue, "answer length is out of range")
-			break
-		}
-		b := make([]byte, n)
-		js.CopyBytesToGo(b, l.io)
-		ans.Result = b
-	case r.v.Type() == js.TypeString:
-		ans.Result = []byte(r.v.String())
-	case isThenable(r.v) && pend(f.ctx, r.v):
-	default:
-		ans.Err = newError("execute", KindBadValue, "execute() must answer JSON text")
-	}
-	return ans
-}
-
-// wait hands the parked Promise to host.wait under a new ticket.
-func (f *flight) wait(a surface.Ask) {
-	p := f.sc.promise
-	f.sc.promise, f.sc.waiting = js.Undefined(), false
-	t := freeNumber(func(n int32) bool { return tickets[n] != nil })
-	tickets[t] = f
-	limit := f.s.hostTimeout
-	if a.Kind == surface.AskExecute {
-		limit = a.Timeout
-	}
-	ms := math.Max(1, float64(limit.Milliseconds()))
-	if err := catch("wait", func() { f.s.waitFn.Invoke(float64(t), int(a.Kind), p, ms) }); err != nil {
-		// Nothing will settle it: fail the ask now.
-		delete(tickets, t)
-		ans := surface.Answer{Kind: a.Kind, Step: a.Step, Err: err}
-		if _, aerr := f.x.Answer(ans); aerr != nil {
-			panic(aerr)
-		}
-		f.run()
-	}
-}
-
-// answerFor decodes pling_answer's code for the ask a: a text's length
-// in entryIO, or one of the codes above.
-func (f *flight) answerFor(a surface.Ask, code float64) surface.Answer {
-	ans := surface.Answer{Kind: a.Kind, Step: a.Step}
-	var failed error = errHostFailed
-	text, isText := f.text(code)
-	switch a.Kind {
-	case surface.AskSession:
-		switch {
-		case isText:
-			ans.Session, ans.Err = parseSession(text)
-		case code == codeNone:
-		default:
-			ans.Err = failed
-		}
-	case surface.AskView:
-		if !isText {
-			ans.Err = failed
-			break
-		}
-		ans.View, ans.Err = f.s.reg.viewFrom(string(text))
-	case surface.AskLimit:
-		// 0: allowed; > 0: denied, retry after that many milliseconds;
-		// anything else leaves the zero Decision, which is illegal.
-		switch {
-		case code == 0:
-			ans.Decision = surface.Decision{Verdict: surface.Allow}
-		case code > 0 && !math.IsInf(code, 0):
-			ans.Decision = surface.Decision{Verdict: surface.Deny, RetryAfter: durationFromMillis(code)}
-		}
-	case surface.AskClaim:
-		switch code {
-		case 1:
-			ans.Replay = surface.Claimed
-		case 2:
-			ans.Replay = surface.Replayed
-		}
-	case surface.AskExecute:
-		switch {
-		case isText:
-			ans.Result = text
-		case code == codeTimedOut:
-			ans.Err = surface.ErrExecuteTimeout
-		default:
-			ans.Err = failed
-		}
-	default:
-		ans.Err = failed
-	}
-	return ans
-}
-
-// text reads the text code stands for: a length in entryIO, or codeHeld.
-func (f *flight) text(code float64) ([]byte, bool) {
-	l := f.s.lane
-	if code == codeHeld {
-		var v js.Value
-		if catch("held", func() { v = f.s.heldFn.Invoke() }) != nil || v.Type() != js.TypeString {
-			return nil, false
-		}
-		return []byte(v.String()), true
-	}
-	n, ok := laneLength(js.ValueOf(code), l.size)
-	if !ok {
-		return nil, false
-	}
-	b := make([]byte, n)
-	js.CopyBytesToGo(b, l.entry)
-	return b, true
 }
 
 // deliver gives the caller the exchange's answer.
