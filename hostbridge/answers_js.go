@@ -11,6 +11,7 @@ import (
 	"syscall/js"
 	"time"
 
+	"pling.dev/agent/internal/jsonread"
 	"pling.dev/agent/surface"
 )
 
@@ -70,12 +71,12 @@ func (f *flight) ask(a surface.Ask) (ans surface.Answer, parked bool) {
 		args, put = l.textParams(qb)
 	case surface.AskLimit:
 		if s.allowFn.Type() != js.TypeFunction {
-			return f.k.AnswerAsk(context.Background(), a), false
+			return f.s.main.AnswerAsk(context.Background(), a), false
 		}
 		fn, args = s.allowFn, []any{a.Key, float64(a.Now.UnixMilli())}
 	case surface.AskClaim:
 		if s.claimFn.Type() != js.TypeFunction {
-			return f.k.AnswerAsk(context.Background(), a), false
+			return f.s.main.AnswerAsk(context.Background(), a), false
 		}
 		fn, args = s.claimFn, []any{a.Replay.SessionID, a.Replay.RequestID, float64(a.Window.Milliseconds())}
 	case surface.AskExecute:
@@ -87,7 +88,7 @@ func (f *flight) ask(a surface.Ask) (ans surface.Answer, parked bool) {
 		fn = s.execFn
 		args, put = l.textParams([]byte(a.Call.Action), a.Call.Input, cb)
 	default: // AskAudit: the kernel's sink calls host.audit (see auditor)
-		return f.k.AnswerAsk(context.Background(), a), false
+		return f.s.main.AnswerAsk(context.Background(), a), false
 	}
 	code, err := l.call(a.Kind.String(), fn, args, put)
 	switch {
@@ -136,8 +137,8 @@ func (f *flight) answerFor(a surface.Ask, code float64, buf js.Value) surface.An
 		case isText:
 			ans.Session, ans.Err = f.s.sessionFrom(f.perCall, text)
 		case code == codeNone:
-		case code == codeSame && !f.perCall && f.s.lastHost.value() != nil:
-			c := *f.s.lastHost.value()
+		case code == codeSame && !f.perCall && f.s.lastHost.last() != nil:
+			c := *f.s.lastHost.last()
 			ans.Session = &c
 		default:
 			ans.Err = errHostFailed
@@ -209,43 +210,29 @@ func (s *Surface) sessionFrom(perCall bool, text []byte) (*surface.Session, erro
 	return &c, nil
 }
 
-// wireSession is a session as the JS runtime sends it: times in
-// milliseconds since the epoch, as JavaScript keeps them.
-type wireSession struct {
-	AgentID      string       `json:"agentId"`
-	SessionID    string       `json:"sessionId"`
-	UserID       string       `json:"userId"`
-	ExpiresAt    *json.Number `json:"expiresAt"`
-	Scope        []string     `json:"scope"`
-	DelegationID string       `json:"delegationId"`
-	RevokedAt    *json.Number `json:"revokedAt"`
-}
-
-// parseSession decodes a session's text. Text that is not a session is an
-// error, which the kernel answers with SESSION_INVALID: it never means "no
-// session".
+// parseSession decodes a session's text, whose times are milliseconds
+// since the epoch, as JavaScript keeps them. Text that is not a session is
+// an error, which the kernel answers with SESSION_INVALID: it never means
+// "no session".
 func parseSession(data []byte) (*surface.Session, error) {
-	if hasLoneSurrogate(data) {
+	if jsonread.HasLoneSurrogate(string(data)) {
 		return nil, newError("session", KindBadValue, "session holds a lone surrogate")
 	}
-	var w wireSession
-	if err := decodeSession(data, &w); err != nil {
+	s := new(surface.Session)
+	var expires, revoked *json.Number
+	if err := decodeSession(data, s, &expires, &revoked); err != nil {
 		return nil, newError("session", KindBadValue, "session is not valid: "+err.Error())
-	}
-	s := &surface.Session{
-		AgentID: w.AgentID, SessionID: w.SessionID, UserID: w.UserID,
-		Scope: w.Scope, DelegationID: w.DelegationID,
 	}
 	var err error
 	// A missing expiresAt leaves the zero time, which the kernel reports
 	// as a malformed session.
-	if w.ExpiresAt != nil {
-		if s.ExpiresAt, err = msTime(*w.ExpiresAt); err != nil {
+	if expires != nil {
+		if s.ExpiresAt, err = msTime(*expires); err != nil {
 			return nil, err
 		}
 	}
-	if w.RevokedAt != nil {
-		if s.RevokedAt, err = msTime(*w.RevokedAt); err != nil {
+	if revoked != nil {
+		if s.RevokedAt, err = msTime(*revoked); err != nil {
 			return nil, err
 		}
 	}

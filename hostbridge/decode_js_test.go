@@ -65,9 +65,23 @@ func checkConfig(t *testing.T, text string) bool {
 func checkSession(t *testing.T, text string) bool {
 	t.Helper()
 	return checkDecoder(t, text, false, func(b []byte) (w wireSession, err error) {
-		err = decodeSession(b, &w)
+		var s surface.Session
+		err = decodeSession(b, &s, &w.ExpiresAt, &w.RevokedAt)
+		w.AgentID, w.SessionID, w.UserID, w.Scope, w.DelegationID = s.AgentID, s.SessionID, s.UserID, s.Scope, s.DelegationID
 		return w, err
 	})
+}
+
+// wireSession is a session's text as encoding/json reads it, which
+// decodeSession must match.
+type wireSession struct {
+	AgentID      string       `json:"agentId"`
+	SessionID    string       `json:"sessionId"`
+	UserID       string       `json:"userId"`
+	ExpiresAt    *json.Number `json:"expiresAt"`
+	Scope        []string     `json:"scope"`
+	DelegationID string       `json:"delegationId"`
+	RevokedAt    *json.Number `json:"revokedAt"`
 }
 
 func checkBools(t *testing.T, text string) bool {

@@ -200,7 +200,8 @@ func (r *registry) isExposed(id string) bool {
 func (r *registry) viewOf(text []byte, acts []surface.Action, gen string) (*surface.View, error) {
 	parsed, ok := r.views.getBytes(text)
 	if !ok {
-		// Parsed from a copy: the view may keep slices of what it read.
+		// Parsed from a copy: text is a reused buffer, and what is parsed may
+		// keep slices of it (an action's inputSchema).
 		t := string(text)
 		var err error
 		if parsed, err = surface.ParseView([]byte(t)); err != nil {

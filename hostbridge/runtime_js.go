@@ -49,9 +49,9 @@ func NewRuntime() js.Value {
 	rt := bareObject()
 	rt.Set("protocol", surface.Protocol)
 	rt.Set("entryKey", entryKey)
-	rt.Set("create", funcOf("create", createInstance, func(err *Error) js.Value {
-		return errorObject("internal error while creating the surface")
-	}).Value)
+	failed := errorObject("internal error while creating the surface")
+	e.object.Call("freeze", failed)
+	rt.Set("create", funcOf("create", createInstance, failed).Value)
 	rt.Set("stats", funcOf("stats", func(js.Value, []js.Value) js.Value {
 		st := ReadStats()
 		o := bareObject()
@@ -60,7 +60,7 @@ func NewRuntime() js.Value {
 		o.Set("surfaces", st.Surfaces)
 		o.Set("fastEntries", st.FastEntries)
 		return o
-	}, nil).Value)
+	}, js.Undefined()).Value)
 	// Frozen before the page can see it: a later script that replaced
 	// create would be handed each surface's host, to swap its session
 	// getter or read its buffers.

@@ -81,7 +81,6 @@ const (
 // pooled: one is taken per call and put back once its answer was given.
 type flight struct {
 	s *Surface
-	k *surface.Surface
 	x *surface.Exchange
 	// a delivers the answer to the host's reply under the call's token.
 	a answerer
@@ -177,7 +176,20 @@ func enterHandle(k0, k1, slot, n, token, flags int32) int32 {
 	req := entryText(s, int(n))
 	f := newFlight(s, answerer{s: s, token: float64(token), shared: flags&flagShared != 0})
 	f.perCall = flags&flagSession != 0
-	s.startHandle(f, req, f.perCall)
+	defer f.recover()
+	runHook("handle.run")
+	switch {
+	case s.closed.Load():
+		f.a.send(s.failure(surface.CodeInternalError, "surface is closed"))
+	case req == nil:
+		f.a.send(s.failure(surface.CodeInvalidRequest, "request must be JSON text"))
+	case len(req) > s.limits.MaxRequestBytes:
+		f.a.send(s.failure(surface.CodeInvalidRequest, "request is larger than the size limit"))
+	default:
+		f.buf = bufferPool.Get().(*[]byte)
+		f.x = s.main.Begin((*f.buf)[:0], req, s.hasSession || f.perCall)
+		f.run()
+	}
 	return entryAccepted
 }
 
@@ -216,27 +228,6 @@ func (f *flight) release() {
 	flights.Put(f)
 }
 
-// startHandle runs the request req in f until it is answered or waits.
-func (s *Surface) startHandle(f *flight, req []byte, perCall bool) {
-	defer f.recover()
-	runHook("handle.run")
-	switch {
-	case s.closed.Load():
-		f.send(s.failure(surface.CodeInternalError, "surface is closed"))
-		return
-	case req == nil:
-		f.send(s.failure(surface.CodeInvalidRequest, "request must be JSON text"))
-		return
-	case len(req) > s.limits.MaxRequestBytes:
-		f.send(s.failure(surface.CodeInvalidRequest, "request is larger than the size limit"))
-		return
-	}
-	f.k = s.main
-	f.buf = bufferPool.Get().(*[]byte)
-	f.x = s.main.Begin((*f.buf)[:0], req, s.hasSession || perCall)
-	f.run()
-}
-
 //go:wasmexport pling_close
 func enterClose(k0, k1, slot int32) int32 {
 	if !keyed(k0, k1) {
@@ -263,22 +254,17 @@ func enterDescribe(k0, k1, slot, n, token int32) int32 {
 	if n >= 0 {
 		input = entryText(s, int(n))
 	}
-	s.startDescribe(newFlight(s, answerer{s: s, token: float64(token)}), input)
-	return entryAccepted
-}
-
-// startDescribe runs the in-page describe with input (nil: none) in f.
-func (s *Surface) startDescribe(f *flight, input []byte) {
+	f := newFlight(s, answerer{s: s, token: float64(token)})
 	f.describe = true
 	defer f.recover()
 	runHook("describe.run")
 	if s.closed.Load() {
-		f.send(describeFailure(&surface.Error{Code: surface.CodeInternalError, Message: "surface is closed"}))
-		return
+		f.a.send(describeFailure(&surface.Error{Code: surface.CodeInternalError, Message: "surface is closed"}))
+		return entryAccepted
 	}
-	f.k = s.main
 	f.x = s.main.BeginDescribe(input, s.hasSession)
 	f.run()
+	return entryAccepted
 }
 
 //go:wasmexport pling_answer
@@ -310,12 +296,9 @@ func (f *flight) recover() {
 		if f.describe {
 			fallback = internalDescribe
 		}
-		_ = catch("reply", func() { f.send([]byte(fallback)) })
+		_ = catch("reply", func() { f.a.send([]byte(fallback)) })
 	}
 }
-
-// send gives the caller its answer.
-func (f *flight) send(text []byte) { f.a.send(text) }
 
 // run answers the exchange's asks until it is over, or waits: then the
 // Promise goes to host.wait under a new ticket, and run returns.
@@ -348,19 +331,19 @@ func (f *flight) deliver() {
 			if !errors.As(err, &perr) {
 				perr = &surface.Error{Code: surface.CodeInternalError, Message: "description could not be encoded"}
 			}
-			f.send(describeFailure(perr))
+			f.a.send(describeFailure(perr))
 			return
 		}
 		out := make([]byte, 0, len(b)+len(`{"ok":true,"result":}`))
 		out = append(append(append(out, `{"ok":true,"result":`...), b...), '}')
-		f.send(out)
+		f.a.send(out)
 		return
 	}
 	b, shared, _ := f.x.Reply()
 	if f.a.shared && shared.ID != 0 {
 		b = f.a.replyShared(b, shared)
 	} else {
-		f.send(b)
+		f.a.send(b)
 	}
 	putBuffer(f.buf, b)
 	f.buf = nil

@@ -26,7 +26,7 @@ type Surface struct {
 	hasSession bool
 	// The last session each kind of getter answered as text: host.session()
 	// may answer codeSame for it (see sessionFrom).
-	lastHost, lastCall lastText[surface.Session]
+	lastHost, lastCall textCache[surface.Session]
 
 	closed atomic.Bool
 
