@@ -110,7 +110,7 @@ func create(t testing.TB, h js.Value, cfg Config) js.Value {
 // the texts decoded (reply.raw, when set, gets them as the bridge gave
 // them). A number for a request is the length of one the caller wrote to
 // entryIO. wait settles a Promise within its limit and answers it through
-// pling_answer with the codes of step_js.go.
+// pling_answer with the codes of exports_js.go.
 const harnessJS = `(raw, k0, k1) => (runtime, h, config) => {
   // The exports as a test calls them: with the per-load secret.
   const exports = {

@@ -21,7 +21,7 @@ type Stats struct {
 	// Surfaces is the number of surfaces created and not closed.
 	Surfaces int
 	// FastEntries is the number of calls that came in through the
-	// module's exports (see step_js.go).
+	// module's exports (see exports_js.go).
 	FastEntries int
 }
 
@@ -42,7 +42,7 @@ func ReadStats() Stats {
 //	{ protocol, create(host, configJSON) -> instance | {error}, stats() }
 //
 // An instance is { slot, maxRequestBytes, maxResponseBytes }: it is called
-// through the module's exports under its slot (see step_js.go), which only
+// through the module's exports under its slot (see exports_js.go), which only
 // the holder of the module's Go object can reach.
 func NewRuntime() js.Value {
 	e := theEnv()
@@ -103,7 +103,7 @@ const internalDescribe = `{"ok":false,"error":{"code":"INTERNAL_ERROR","message"
 
 // export builds the instance object, { slot, maxRequestBytes,
 // maxResponseBytes }: the page calls the surface through the module's
-// exports under slot (see step_js.go), and nothing else.
+// exports under slot (see exports_js.go), and nothing else.
 func (s *Surface) export() js.Value {
 	inst := bareObject()
 	inst.Set("slot", s.openSlot())

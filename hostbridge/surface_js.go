@@ -31,7 +31,7 @@ type Surface struct {
 	closed atomic.Bool
 
 	// reply is the host's reply(token, text, ...) function, which answers
-	// calls made through the entry exports (see step_js.go); slot is the
+	// calls made through the entry exports (see exports_js.go); slot is the
 	// number those calls name this surface by.
 	reply js.Value
 	slot  int32

@@ -400,7 +400,7 @@ export function buildHost(options, lane, deadlines, entries, sessionOf) {
 // Entries: the module exports through which every call enters the kernel.
 // Each runs the kernel's steps synchronously and returns; the answer goes
 // to host.reply before it does, or, when a host function answered with a
-// Promise, after host.wait has had it settled (see hostbridge/step_js.go).
+// Promise, after host.wait has had it settled (see hostbridge/exports_js.go).
 // No Go goroutine and no js.FuncOf callback is on the way, so an export
 // may be called at any time, page code that the kernel runs included.
 
@@ -408,8 +408,8 @@ const entriesOf = new WeakMapCtor(); // a module's exports -> entries
 
 // Every this many export calls, the Go runtime is resumed once with
 // nothing to do, so that its finalizers run: JS values the bridge made
-// while answering (a host's Promise, a limiter's decision object) are only
-// released then.
+// on a rare path (a text too long for the buffers, a thrown error) are
+// only released then.
 const RESUME_EVERY = 256;
 
 /**

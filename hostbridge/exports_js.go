@@ -30,16 +30,18 @@ import (
 // and returns (180 vs 120 µs for the same work, a pure-JS echo 90 µs;
 // RATIONALE.md, "Why is the kernel a step machine behind wasm exports?").
 //
-// Nothing in an export may park: the kernel's steps never block, the
-// host's functions are synchronous, and the bridge takes no lock (there
-// is one thread, and no goroutine runs while an export does). Page code that a host function runs may call the
-// surface again; the JS side then enters later, from a microtask, not
-// inside this export.
+// Nothing in an export may block: the kernel's steps never do, the host's
+// functions are synchronous, and the bridge takes no lock (there is one
+// thread, and no goroutine runs while an export does). Page code that a
+// host function runs may call the surface again, through the exports,
+// nested on the same stack (see lane_js.go).
 //
 // When a host function answers with a Promise (an async session getter,
-// registry, limiter, guard, or the executor), the bridge hands it to the
-// host's wait(ticket, kind, promise, limitMs) and the export returns. The
-// host settles it within limitMs and calls pling_answer(ticket, code) once;
+// registry, limiter, guard, or the executor), the host keeps it and
+// answers parked; the bridge calls the host's wait(ticket, kind, limitMs)
+// and the export returns. The host settles the Promise within limitMs and
+// calls pling_answer(ticket, code) once, in the codes a host function
+// answers in (see answerFor);
 // the ticket is good for that one answer, so a repeated or late answer is
 // refused, and the kernel itself refuses an answer to an ask it is not
 // waiting for.
@@ -62,8 +64,8 @@ import (
 //	    an in-page describe, its input n bytes in entryIO (-1: none),
 //	    answered to host.reply(token, text) as instance.describe answers.
 //	pling_answer(a, b, ticket, code) -> 0 | -1
-//	    the settled value of the Promise handed to wait under ticket,
-//	    encoded by kind (see answerFor). -1: no such ticket.
+//	    the settled value of the Promise waited for under ticket, a code
+//	    of answerFor (a text in entryIO). -1: no such ticket.
 //	pling_close(a, b, slot) -> 0 | -1
 //	    closes the instance: later calls under slot are refused. -1: no
 //	    such instance.
