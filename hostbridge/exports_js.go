@@ -6,7 +6,6 @@ import (
 	"errors"
 	"math/rand/v2"
 	"sync"
-	"sync/atomic"
 	"syscall/js"
 
 	"pling.dev/agent/surface"
@@ -108,15 +107,8 @@ var (
 
 	// fastEntries counts export calls, so that tests can tell which way
 	// calls came in.
-	fastEntries atomic.Int64
+	fastEntries int
 )
-
-// openSlot numbers s for the exports; closeSlot forgets the number.
-func (s *Surface) openSlot() int32 {
-	s.slot = freeNumber(func(n int32) bool { return slots[n] != nil })
-	slots[s.slot] = s
-	return s.slot
-}
 
 // freeNumber draws a positive int32 that taken does not report.
 func freeNumber(taken func(int32) bool) int32 {
@@ -147,12 +139,6 @@ func keyed(a, b int32) bool {
 	return secretSet && a == secret[0] && b == secret[1]
 }
 
-func (s *Surface) closeSlot() {
-	if s.slot != 0 && slots[s.slot] == s {
-		delete(slots, s.slot)
-	}
-}
-
 // entryKey tells this module's runtime objects from another module's: the
 // JS side uses the exports of a Go object only for a runtime whose
 // entryKey the module's pling_entry_key answers, since slot numbers mean
@@ -174,14 +160,14 @@ func enterHandle(k0, k1, slot, n, token, flags int32) int32 {
 	if flags&flagSession != 0 && s.sessionForFn.Type() != js.TypeFunction {
 		return entryRefused
 	}
-	fastEntries.Add(1)
+	fastEntries++
 	req := entryText(s, int(n))
 	f := newFlight(s, answerer{s: s, token: float64(token), shared: flags&flagShared != 0})
 	f.perCall = flags&flagSession != 0
 	defer f.recover()
 	runHook("handle.run")
 	switch {
-	case s.closed.Load():
+	case s.closed:
 		f.a.send(s.failure(surface.CodeInternalError, "surface is closed"))
 	case req == nil:
 		f.a.send(s.failure(surface.CodeInvalidRequest, "request must be JSON text"))
@@ -251,7 +237,7 @@ func enterDescribe(k0, k1, slot, n, token int32) int32 {
 	if s == nil || n < -1 || int(n) > s.lane.size {
 		return entryRefused
 	}
-	fastEntries.Add(1)
+	fastEntries++
 	var input []byte
 	if n >= 0 {
 		input = entryText(s, int(n))
@@ -260,7 +246,7 @@ func enterDescribe(k0, k1, slot, n, token int32) int32 {
 	f.describe = true
 	defer f.recover()
 	runHook("describe.run")
-	if s.closed.Load() {
+	if s.closed {
 		f.a.send(describeFailure(&surface.Error{Code: surface.CodeInternalError, Message: "surface is closed"}))
 		return entryAccepted
 	}
@@ -279,7 +265,7 @@ func enterAnswer(k0, k1, ticket int32, code float64) int32 {
 		return entryRefused
 	}
 	delete(tickets, ticket)
-	fastEntries.Add(1)
+	fastEntries++
 	defer f.recover()
 	runHook("answer")
 	ans := f.answerFor(f.x.Ask(), code, f.s.lane.entry)

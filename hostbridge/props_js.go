@@ -3,7 +3,6 @@
 package hostbridge
 
 import (
-	"sync"
 	"syscall/js"
 )
 
@@ -15,17 +14,14 @@ type jsenv struct {
 	bind    js.Value // Function.prototype.bind
 }
 
-var (
-	envOnce sync.Once
-	env     *jsenv
-)
+var env *jsenv
 
 func theEnv() *jsenv {
-	envOnce.Do(func() {
+	if env == nil {
 		g := js.Global()
 		env = &jsenv{object: g.Get("Object"), reflect: g.Get("Reflect"),
 			bind: g.Get("Function").Get("prototype").Get("bind")}
-	})
+	}
 	return env
 }
 

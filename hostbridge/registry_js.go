@@ -63,8 +63,7 @@ func newRegistry(host js.Value, l lane) *registry {
 }
 
 func hasFunc(host js.Value, name string) bool {
-	f, err := getProp(host, name)
-	return err == nil && f.Type() == js.TypeFunction
+	return hostFunc(host, name).Type() == js.TypeFunction
 }
 
 // hostFunc returns host[name] bound to host when it is a function, else

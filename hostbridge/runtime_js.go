@@ -4,7 +4,6 @@ package hostbridge
 
 import (
 	"sync"
-	"sync/atomic"
 	"syscall/js"
 
 	"pling.dev/agent/surface"
@@ -25,15 +24,13 @@ type Stats struct {
 	FastEntries int
 }
 
-var openSurfaces atomic.Int64
-
 // ReadStats returns the current counters.
 func ReadStats() Stats {
 	return Stats{
 		LiveFuncs:     int(liveFuncs.Load()),
 		PendingAwaits: len(tickets),
-		Surfaces:      int(openSurfaces.Load()),
-		FastEntries:   int(fastEntries.Load()),
+		Surfaces:      len(slots),
+		FastEntries:   fastEntries,
 	}
 }
 
@@ -106,21 +103,22 @@ const internalDescribe = `{"ok":false,"error":{"code":"INTERNAL_ERROR","message"
 // exports under slot (see exports_js.go), and nothing else.
 func (s *Surface) export() js.Value {
 	inst := bareObject()
-	inst.Set("slot", s.openSlot())
+	s.slot = freeNumber(func(n int32) bool { return slots[n] != nil })
+	slots[s.slot] = s
+	inst.Set("slot", s.slot)
 	inst.Set("maxRequestBytes", s.limits.MaxRequestBytes)
 	inst.Set("maxResponseBytes", s.limits.MaxResponseBytes)
-	openSurfaces.Add(1)
 	return inst
 }
 
 // close marks s closed and forgets its slot: later calls under the slot
 // are refused. Calls already waiting finish with INTERNAL_ERROR.
 func (s *Surface) close() bool {
-	if s.closed.Swap(true) {
+	if s.closed {
 		return false
 	}
-	openSurfaces.Add(-1)
-	s.closeSlot()
+	s.closed = true
+	delete(slots, s.slot)
 	return true
 }
 

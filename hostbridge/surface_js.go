@@ -4,7 +4,6 @@ package hostbridge
 
 import (
 	"errors"
-	"sync/atomic"
 	"syscall/js"
 	"time"
 
@@ -28,7 +27,7 @@ type Surface struct {
 	// may answer codeSame for it (see sessionFrom).
 	lastHost, lastCall textCache[surface.Session]
 
-	closed atomic.Bool
+	closed bool
 
 	// reply is the host's reply(token, text, ...) function, which answers
 	// calls made through the entry exports (see exports_js.go); slot is the
