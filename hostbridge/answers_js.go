@@ -57,7 +57,7 @@ func (f *flight) ask(a surface.Ask) (ans surface.Answer, parked bool) {
 	case surface.AskSession:
 		fn = s.sessionFn
 		if f.perCall {
-			fn, args = s.sessionForFn, []any{f.a.token}
+			fn, args = s.sessionForFn, []any{f.token}
 		}
 	case surface.AskView:
 		var err error

@@ -41,7 +41,7 @@
 //	held()                            the text a code of -4 stands for
 //	unanswered()                      (optional) a reply call to host.unansweredToken
 //	                                  failed: the host fails that call unless it
-//	                                  was answered (see answerer.unanswered)
+//	                                  was answered (see flight.unanswered)
 //
 // Texts cross as UTF-8 copied into the lane's buffers instead of as JS
 // strings: a text parameter may be given as its length in io, a host

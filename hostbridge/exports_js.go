@@ -3,7 +3,6 @@
 package hostbridge
 
 import (
-	"errors"
 	"math/rand/v2"
 	"sync"
 	"syscall/js"
@@ -83,8 +82,10 @@ const (
 type flight struct {
 	s *Surface
 	x *surface.Exchange
-	// a delivers the answer to the host's reply under the call's token.
-	a answerer
+	// token names the call to the host's reply function.
+	token float64
+	// shared: the caller keeps shared capability lists (see replyShared).
+	shared bool
 	// perCall: the call brought its own session getter (host.sessionFor).
 	perCall bool
 	// The actions in force when a view was asked for, read before the
@@ -162,17 +163,18 @@ func enterHandle(k0, k1, slot, n, token, flags int32) int32 {
 	}
 	fastEntries++
 	req := entryText(s, int(n))
-	f := newFlight(s, answerer{s: s, token: float64(token), shared: flags&flagShared != 0})
+	f := newFlight(s, float64(token))
+	f.shared = flags&flagShared != 0
 	f.perCall = flags&flagSession != 0
 	defer f.recover()
 	runHook("handle.run")
 	switch {
 	case s.closed:
-		f.a.send(s.failure(surface.CodeInternalError, "surface is closed"))
+		f.send(s.failure(surface.CodeInternalError, "surface is closed"))
 	case req == nil:
-		f.a.send(s.failure(surface.CodeInvalidRequest, "request must be JSON text"))
+		f.send(s.failure(surface.CodeInvalidRequest, "request must be JSON text"))
 	case len(req) > s.limits.MaxRequestBytes:
-		f.a.send(s.failure(surface.CodeInvalidRequest, "request is larger than the size limit"))
+		f.send(s.failure(surface.CodeInvalidRequest, "request is larger than the size limit"))
 	default:
 		f.buf = bufferPool.Get().(*[]byte)
 		f.x = s.main.Begin((*f.buf)[:0], req, s.hasSession || f.perCall)
@@ -200,9 +202,9 @@ func entryText(s *Surface, n int) []byte {
 }
 
 // newFlight takes a flight from the pool, ready for one call.
-func newFlight(s *Surface, a answerer) *flight {
+func newFlight(s *Surface, token float64) *flight {
 	f := flights.Get().(*flight)
-	*f = flight{s: s, a: a}
+	*f = flight{s: s, token: token}
 	return f
 }
 
@@ -242,12 +244,12 @@ func enterDescribe(k0, k1, slot, n, token int32) int32 {
 	if n >= 0 {
 		input = entryText(s, int(n))
 	}
-	f := newFlight(s, answerer{s: s, token: float64(token)})
+	f := newFlight(s, float64(token))
 	f.describe = true
 	defer f.recover()
 	runHook("describe.run")
 	if s.closed {
-		f.a.send(describeFailure(&surface.Error{Code: surface.CodeInternalError, Message: "surface is closed"}))
+		f.send(describeFailure(&surface.Error{Code: surface.CodeInternalError, Message: "surface is closed"}))
 		return entryAccepted
 	}
 	f.x = s.main.BeginDescribe(input, s.hasSession)
@@ -284,7 +286,7 @@ func (f *flight) recover() {
 		if f.describe {
 			fallback = internalDescribe
 		}
-		_ = catch("reply", func() { f.a.send([]byte(fallback)) })
+		_ = catch("reply", func() { f.send([]byte(fallback)) })
 	}
 }
 
@@ -307,40 +309,4 @@ func (f *flight) run() {
 			panic(err) // cannot happen: ans answers a
 		}
 	}
-}
-
-// deliver gives the caller the exchange's answer.
-func (f *flight) deliver() {
-	if f.describe {
-		// {"ok":true,"result":...} or {"ok":false,"error":...}.
-		b, _, err := f.x.Reply()
-		if err != nil {
-			var perr *surface.Error
-			if !errors.As(err, &perr) {
-				perr = &surface.Error{Code: surface.CodeInternalError, Message: "description could not be encoded"}
-			}
-			f.a.send(describeFailure(perr))
-			return
-		}
-		out := make([]byte, 0, len(b)+len(`{"ok":true,"result":}`))
-		out = append(append(append(out, `{"ok":true,"result":`...), b...), '}')
-		f.a.send(out)
-		return
-	}
-	b, shared, _ := f.x.Reply()
-	if f.a.shared && shared.ID != 0 {
-		b = f.a.replyShared(b, shared)
-	} else {
-		f.a.send(b)
-	}
-	putBuffer(f.buf, b)
-	f.buf = nil
-}
-
-func describeFailure(perr *surface.Error) []byte {
-	b, err := surface.AppendJSON([]byte(`{"ok":false,"error":`), perr)
-	if err != nil {
-		return []byte(internalDescribe)
-	}
-	return append(b, '}')
 }

@@ -41,7 +41,7 @@ type Surface struct {
 	// claimFn are undefined when the in-process limiter and guard decide.
 	sessionFn, execFn, waitFn, allowFn, claimFn js.Value
 	// unansweredFn is the host's unanswered(), if it has one (see
-	// answerer.unanswered).
+	// flight.unanswered).
 	unansweredFn js.Value
 
 	// sentCaps is the shared capability list last passed to a reply
