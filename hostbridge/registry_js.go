@@ -116,11 +116,8 @@ func (r *registry) current() ([]surface.Action, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	if key != "" {
-		if r.key == key && r.actions != nil {
-			acts, gen := r.actions, r.genKey
-			return acts, gen, nil
-		}
+	if key != "" && r.key == key && r.actions != nil {
+		return r.actions, r.genKey, nil
 	}
 
 	// Page code that actions() runs may call back into the surface: nothing
@@ -155,10 +152,7 @@ func (r *registry) current() ([]surface.Action, string, error) {
 		r.gen++
 		r.genKey = "g" + strconv.FormatUint(r.gen, 10)
 	}
-	r.key, r.text, r.actions = key, text, acts
-	if r.hasExpose {
-		r.exposed = exposed
-	}
+	r.key, r.text, r.actions, r.exposed = key, text, acts, exposed
 	return acts, r.genKey, nil
 }
 
