@@ -681,25 +681,3 @@ func TestManyCallsLeaveNothingBehind(t *testing.T) {
 	inst.Call("close")
 	checkNoLeaks(t, before)
 }
-
-func TestHasLoneSurrogate(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want bool
-	}{
-		{`"plain"`, false},
-		{`"\ud83d\ude00"`, false},
-		{`"\uD83D\uDE00"`, false},
-		{`"\\ud800"`, false}, // an escaped backslash, then text
-		{`"\ud800"`, true},
-		{`"\udfff"`, true},
-		{`"\ud800x"`, true},
-		{`"\ud800\u0041"`, true},
-		{`"\ud800\ud800"`, true},
-		{`"a\\\ud800"`, true},
-	} {
-		if got := hasLoneSurrogate([]byte(tc.in)); got != tc.want {
-			t.Errorf("hasLoneSurrogate(%s) = %v, want %v", tc.in, got, tc.want)
-		}
-	}
-}

@@ -15,6 +15,7 @@ import (
 	"syscall/js"
 	"testing"
 
+	"pling.dev/agent/internal/jsonread"
 	"pling.dev/agent/surface"
 )
 
@@ -64,9 +65,23 @@ func checkConfig(t *testing.T, text string) bool {
 func checkSession(t *testing.T, text string) bool {
 	t.Helper()
 	return checkDecoder(t, text, false, func(b []byte) (w wireSession, err error) {
-		err = decodeSession(b, &w)
+		var s surface.Session
+		err = decodeSession(b, &s, &w.ExpiresAt, &w.RevokedAt)
+		w.AgentID, w.SessionID, w.UserID, w.Scope, w.DelegationID = s.AgentID, s.SessionID, s.UserID, s.Scope, s.DelegationID
 		return w, err
 	})
+}
+
+// wireSession is a session's text as encoding/json reads it, which
+// decodeSession must match.
+type wireSession struct {
+	AgentID      string       `json:"agentId"`
+	SessionID    string       `json:"sessionId"`
+	UserID       string       `json:"userId"`
+	ExpiresAt    *json.Number `json:"expiresAt"`
+	Scope        []string     `json:"scope"`
+	DelegationID string       `json:"delegationId"`
+	RevokedAt    *json.Number `json:"revokedAt"`
 }
 
 func checkBools(t *testing.T, text string) bool {
@@ -279,4 +294,12 @@ func TestMemberNamesAreTheJSONTags(t *testing.T) {
 			t.Errorf("%s: json tags %q, reader's members %q", typ.Name(), tags, c.names)
 		}
 	}
+}
+
+// parseTree decodes any JSON value into the tree encoding/json builds in
+// an any with UseNumber.
+func parseTree(data []byte) (any, error) {
+	var v any
+	err := read(data, func(r *jsonread.Reader) { v = r.Value() })
+	return v, err
 }

@@ -8,47 +8,52 @@
 //	// JS: const inst = rt.create(host, configJSON) // { slot, ... }
 //	//     exports.pling_handle(inst.slot, n, token, flags) // reply via host.reply
 //
-// The host object is written by the JS runtime (js/pling-surface.js), which
-// adapts a page's options to it. Every value that carries data crosses the
-// boundary as one JSON string, because one string copy is far cheaper than
-// reading a JS object field by field through syscall/js:
+// The host object is written by the JS runtime (js/host.js), which
+// adapts a page's options to it. Every answer to an ask is one number, a
+// code of answerFor (answers_js.go): a text's length in a buffer, or
+// failed (-1), none (-2), timed out (-3), held (-4: host.held() answers the
+// text), parked (-5: the function answered with a Promise, which the host
+// keeps for the wait that follows) or the same session (-6). One string
+// copy is far cheaper than reading a JS object field by field through
+// syscall/js, and no Promise or object of the page reaches Go:
 //
 //	version()                         number | string (optional; see below)
-//	actions()                         JSON text of Action[]
-//	view(queryJSON)                   JSON text of the view, or a Promise of it
-//	execute(action, argsJSON, ctxJSON) JSON text of the result, or a Promise of it
-//	session()                         JSON text of a session, null, or a Promise of either (optional);
-//	                                  true: the session of the text it answered last
-//	expose(idsJSON)                   JSON text of one boolean per id (optional)
-//	allow(key, nowMs)                 {allowed, retryAfterMs}, or a Promise of it (optional)
-//	claim(sessionID, requestID, windowMs) "claimed" | "replayed", or a Promise of it (optional)
+//	actions()                         code of the JSON text of Action[]
+//	view(queryJSON)                   code of the view's text, or parked
+//	execute(action, argsJSON, ctxJSON) code of the result's text, or parked
+//	session()                         code of a session's text, none, the same
+//	                                  session, or parked (optional)
+//	sessionFor(token)                 (optional) as session(), for the getter the
+//	                                  call taken under token brought; never -6
+//	expose(idsJSON)                   code of one boolean per id, as JSON (optional)
+//	allow(key, nowMs)                 0 allowed, > 0 denied for that many ms, or
+//	                                  parked (optional)
+//	claim(sessionID, requestID, windowMs) 1 claimed, 2 replayed, or parked (optional)
 //	audit(eventJSON)                  anything (optional); a Promise is the host's to watch
 //	auditError(reason, message, eventJSON) anything (optional)
 //	io, entryIO                       two Uint8Arrays of one length: the lane
 //	reply(token, text, capsId?, capsText?)  answers calls that came through the
-//	                                  module's exports (see step_js.go)
-//	sessionFor(token)                 (optional) what the session getter of the call
-//	                                  taken under token answers, as session() does
-//	wait(ticket, kind, promise, limitMs)  settles a Promise a host function answered,
-//	                                  within limitMs, and gives the outcome to the
+//	                                  module's exports (see exports_js.go)
+//	wait(ticket, kind, limitMs)       settles the Promise parked last within
+//	                                  limitMs and gives its outcome, in the same
+//	                                  codes with texts in entryIO, to the
 //	                                  pling_answer export once
-//	held()                            a text too long for entryIO, given to
-//	                                  pling_answer as -4
+//	held()                            the text a code of -4 stands for
 //	unanswered()                      (optional) a reply call to host.unansweredToken
 //	                                  failed: the host fails that call unless it
-//	                                  was answered (see answerer.unanswered)
+//	                                  was answered (see flight.unanswered)
 //
 // Texts cross as UTF-8 copied into the lane's buffers instead of as JS
-// strings: a text parameter may be given as its length in io, a text answer
-// may be its length in io, and the exports are given the length of a text
-// in entryIO. See lane_js.go for the convention and why it cannot mix up two
-// calls' bytes.
+// strings: a text parameter may be given as its length in io, a host
+// function's text answer is its length in io, and the exports are given
+// the length of a text in entryIO. See lane_js.go for the convention and
+// why it cannot mix up two calls' bytes.
 //
 // A page enters the kernel only through functions the module exports
 // (pling_handle, pling_describe, pling_answer, pling_close), which run the
 // kernel's steps synchronously and call the host's functions from inside
-// the export; a Promise a host function answers is handed to wait, and its
-// outcome comes back through pling_answer. step_js.go has the contract and
+// the export; a Promise a host function answers is parked and given to
+// wait, and its outcome comes back through pling_answer. exports_js.go has the contract and
 // why. An instance is a number (its slot) for those exports, nothing to
 // call: the JS runtime binds to the module through its Go object.
 //

@@ -4,39 +4,20 @@ package hostbridge
 
 import (
 	"errors"
-	"strconv"
 	"syscall/js"
 
 	"pling.dev/agent/internal/sprint"
 )
 
 // Kind classifies a failure at the JS boundary.
-type Kind uint8
+type Kind string
 
 const (
-	// KindThrew: a JS function threw.
-	KindThrew Kind = iota + 1
-	// KindRejected: a Promise the host waited for failed.
-	KindRejected
-	// KindBadValue: the host answered with a value of the wrong type or shape.
-	KindBadValue
-	// KindPanic: Go code panicked while talking to the host.
-	KindPanic
+	KindThrew    Kind = "threw"     // a JS function threw
+	KindRejected Kind = "rejected"  // a Promise the host waited for failed
+	KindBadValue Kind = "bad_value" // the host answered a value of the wrong type or shape
+	KindPanic    Kind = "panic"     // Go code panicked while talking to the host
 )
-
-var kindNames = [...]string{
-	KindThrew:    "threw",
-	KindRejected: "rejected",
-	KindBadValue: "bad_value",
-	KindPanic:    "panic",
-}
-
-func (k Kind) String() string {
-	if int(k) < len(kindNames) && kindNames[k] != "" {
-		return kindNames[k]
-	}
-	return "Kind(" + strconv.Itoa(int(k)) + ")"
-}
 
 // Error is a failure at the JS boundary. The kernel turns it into a protocol
 // code (INTERNAL_ERROR, SESSION_INVALID, RATE_LIMIT_UNAVAILABLE, ...); its
@@ -51,7 +32,7 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	s := "hostbridge: " + e.Op + ": " + e.Kind.String()
+	s := "hostbridge: " + e.Op + ": " + string(e.Kind)
 	if e.Msg != "" {
 		s += ": " + e.Msg
 	}
@@ -65,12 +46,6 @@ func reason(err error) js.Value {
 		return e.Reason
 	}
 	return js.Undefined()
-}
-
-// isKind reports whether err is an *Error of kind k.
-func isKind(err error, k Kind) bool {
-	var e *Error
-	return errors.As(err, &e) && e.Kind == k
 }
 
 func newError(op string, k Kind, msg string) *Error {

@@ -22,16 +22,15 @@ func runHook(op string) {
 	}
 }
 
-// funcOf is js.FuncOf with the two guarantees every callback needs: a panic
-// is recovered (an unrecovered panic in a callback ends the Go program and
+// funcOf is js.FuncOf with the guarantee every callback needs: a panic is
+// recovered (an unrecovered panic in a callback ends the Go program and
 // every later call throws "Go program has already exited"), and the
-// callback's answer is whatever onPanic makes of the failure. onPanic may be
-// nil (the callback then returns undefined) and is itself contained.
-func funcOf(op string, fn func(this js.Value, args []js.Value) js.Value, onPanic func(err *Error) js.Value) js.Func {
+// callback then answers failed.
+func funcOf(op string, fn func(this js.Value, args []js.Value) js.Value, failed js.Value) js.Func {
 	f := js.FuncOf(func(this js.Value, args []js.Value) (ret any) {
 		defer func() {
-			if r := recover(); r != nil {
-				ret = recoverAnswer(onPanic, panicError(op, r))
+			if recover() != nil {
+				ret = failed
 			}
 		}()
 		runHook(op)
@@ -39,23 +38,4 @@ func funcOf(op string, fn func(this js.Value, args []js.Value) js.Value, onPanic
 	})
 	liveFuncs.Add(1)
 	return f
-}
-
-func recoverAnswer(onPanic func(*Error) js.Value, err *Error) (v js.Value) {
-	v = js.Undefined()
-	if onPanic == nil {
-		return v
-	}
-	defer func() {
-		if recover() != nil {
-			v = js.Undefined()
-		}
-	}()
-	return onPanic(err)
-}
-
-// release releases a js.Func made by funcOf.
-func release(f js.Func) {
-	f.Release()
-	liveFuncs.Add(-1)
 }

@@ -110,7 +110,7 @@ func create(t testing.TB, h js.Value, cfg Config) js.Value {
 // the texts decoded (reply.raw, when set, gets them as the bridge gave
 // them). A number for a request is the length of one the caller wrote to
 // entryIO. wait settles a Promise within its limit and answers it through
-// pling_answer with the codes of step_js.go.
+// pling_answer with the codes of exports_js.go.
 const harnessJS = `(raw, k0, k1) => (runtime, h, config) => {
   // The exports as a test calls them: with the per-load secret.
   const exports = {
@@ -134,31 +134,46 @@ const harnessJS = `(raw, k0, k1) => (runtime, h, config) => {
     }
   }
   const replies = new Map(), sessions = new Map();
-  let token = 0, held;
+  let token = 0, held, parked;
   if (h.reply === undefined) h.reply = (tk, ...a) => {
     const r = replies.get(tk); replies.delete(tk); sessions.delete(tk);
     if (r !== undefined) r(...a);
   };
   if (h.sessionFor === undefined) h.sessionFor = (tk) => { const g = sessions.get(tk); return g === undefined ? undefined : g(); };
-  const toEntry = (text) => {
-    const r = enc.encodeInto(text, h.entryIO);
+  const into = (buf) => (text) => {
+    const r = enc.encodeInto(text, buf);
     return r.read === text.length ? r.written : undefined;
   };
-  const code = (kind, v) => {
-    const text = (s) => { if (typeof s !== "string") return -1; const n = toEntry(s); if (n !== undefined) return n; held = s; return -4; };
+  const toEntry = into(h.entryIO), toIO = into(h.io);
+  // What a host function answered, in the codes of answers_js.go: a text
+  // in io (or held), a Promise kept for wait, a number as it is.
+  const code = (kind, v, put = toEntry) => {
+    const text = (s) => { if (typeof s !== "string") return -1; const n = put(s); if (n !== undefined) return n; held = s; return -4; };
     switch (kind) {
-      case 1: return v === null || v === undefined ? -2 : text(v);
+      case 1: return v === null || v === undefined ? -2 : v === true ? -6 : text(v);
       case 2: {
         if (v === null || typeof v !== "object" || typeof v.allowed !== "boolean") return -1;
         if (v.allowed) return v.retryAfterMs === undefined || v.retryAfterMs === 0 ? 0 : -1;
         return typeof v.retryAfterMs === "number" && v.retryAfterMs > 0 && v.retryAfterMs !== Infinity ? v.retryAfterMs : -1;
       }
       case 4: return v === "claimed" ? 1 : v === "replayed" ? 2 : -1;
-      case 3: case 5: return text(v);
+      case 0: case 3: case 5: return text(v);
     }
     return -1;
   };
-  if (h.wait === undefined) h.wait = (ticket, kind, promise, limitMs) => {
+  for (const [name, kind] of [["session", 1], ["sessionFor", 1], ["allow", 2], ["view", 3], ["claim", 4], ["execute", 5], ["actions", 0], ["expose", 0]]) {
+    const f = h[name];
+    if (typeof f !== "function") continue;
+    h[name] = function (...ps) {
+      const v = f.apply(this, ps);
+      if (typeof v === "number") return v;
+      if (v !== null && (typeof v === "object" || typeof v === "function") && typeof v.then === "function") { parked = v; return -5; }
+      return code(kind, v, toIO);
+    };
+  }
+  if (h.wait === undefined) h.wait = (ticket, kind, limitMs) => {
+    const promise = parked;
+    parked = undefined;
     let done = false;
     const give = (c) => { if (done) return; done = true; clearTimeout(timer); exports.pling_answer(ticket, c); };
     const timer = setTimeout(() => give(kind === 5 ? -3 : -1), limitMs);

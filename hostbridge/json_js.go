@@ -3,10 +3,12 @@
 package hostbridge
 
 import (
+	"encoding/json"
 	"errors"
 	"strconv"
 
 	"pling.dev/agent/internal/jsonread"
+	"pling.dev/agent/surface"
 )
 
 // The bridge reads the small JSON texts the JS runtime writes (the config,
@@ -32,62 +34,6 @@ func read(data []byte, fn func(r *jsonread.Reader)) error {
 	return nil
 }
 
-// hasLoneSurrogate reports whether JSON text holds a \u escape of a UTF-16
-// surrogate that is not half of a high-low pair. encoding/json would turn it
-// into U+FFFD, so the Go value would differ from the JS string; such input
-// is refused instead. (Backslashes occur only inside strings in valid JSON,
-// so no string tracking is needed.)
-func hasLoneSurrogate(data []byte) bool {
-	for i := 0; i < len(data); i++ {
-		if data[i] != '\\' {
-			continue
-		}
-		i++
-		if i >= len(data) || data[i] != 'u' {
-			continue // \" \\ \n ...: the escaped byte is consumed
-		}
-		r, ok := hex4(data, i+1)
-		if !ok {
-			continue // malformed; the decoder refuses it
-		}
-		i += 4
-		switch {
-		case r >= 0xDC00 && r <= 0xDFFF:
-			return true // low half without a high half
-		case r >= 0xD800 && r <= 0xDBFF:
-			if i+6 < len(data) && data[i+1] == '\\' && data[i+2] == 'u' {
-				if lo, ok := hex4(data, i+3); ok && lo >= 0xDC00 && lo <= 0xDFFF {
-					i += 6
-					continue
-				}
-			}
-			return true
-		}
-	}
-	return false
-}
-
-func hex4(data []byte, at int) (rune, bool) {
-	if at+4 > len(data) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range data[at : at+4] {
-		r <<= 4
-		switch {
-		case c >= '0' && c <= '9':
-			r |= rune(c - '0')
-		case c >= 'a' && c <= 'f':
-			r |= rune(c - 'a' + 10)
-		case c >= 'A' && c <= 'F':
-			r |= rune(c - 'A' + 10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
-}
-
 // parseBools decodes expose answers ([]bool).
 func parseBools(data []byte) ([]bool, error) {
 	var out []bool
@@ -98,20 +44,13 @@ func parseBools(data []byte) ([]bool, error) {
 	return out, nil
 }
 
-// parseTree decodes any JSON value into the tree encoding/json builds in
-// an any with UseNumber.
-func parseTree(data []byte) (any, error) {
-	var v any
-	err := read(data, func(r *jsonread.Reader) { v = r.Value() })
-	return v, err
-}
-
 // Member names, keyed by the constants the readers switch on: a name and
 // the code that reads its value meet by name, never by position.
 var sessionFields = [...]string{sessionAgentID: "agentId", sessionSessionID: "sessionId", sessionUserID: "userId", sessionExpiresAt: "expiresAt", sessionScope: "scope", sessionDelegationID: "delegationId", sessionRevokedAt: "revokedAt"}
 
-// decodeSession decodes session text into w.
-func decodeSession(data []byte, w *wireSession) error {
+// decodeSession decodes session text into s, its times into expires and
+// revoked.
+func decodeSession(data []byte, w *surface.Session, expires, revoked **json.Number) error {
 	return read(data, func(r *jsonread.Reader) {
 		r.Object(sessionFields[:], false, func(field int) {
 			switch field {
@@ -122,13 +61,13 @@ func decodeSession(data []byte, w *wireSession) error {
 			case sessionUserID:
 				r.String(&w.UserID)
 			case sessionExpiresAt:
-				r.Number(&w.ExpiresAt)
+				r.Number(expires)
 			case sessionScope:
 				r.Strings(&w.Scope)
 			case sessionDelegationID:
 				r.String(&w.DelegationID)
 			case sessionRevokedAt:
-				r.Number(&w.RevokedAt)
+				r.Number(revoked)
 			}
 		})
 	})

@@ -22,8 +22,9 @@ import (
 //   - Text parameters of host functions may be numbers: the lengths of
 //     texts laid out one after another in io from offset 0, in parameter
 //     order. A text that does not fit is passed as a string instead.
-//   - A host function that answers text may answer a number instead: the
-//     length of its answer, written to io from offset 0.
+//   - A host function answers a number, a code of answerFor: a text is its
+//     length, written to io from offset 0, or codeHeld when it does not
+//     fit (host.held() then answers it as a string).
 //   - The JS side calls the exports with the length of a text it wrote to
 //     entryIO (a request, a describe input, a settled Promise's text).
 //
@@ -38,6 +39,7 @@ type lane struct {
 	io    js.Value // Go -> JS parameters, JS -> Go answers of host calls
 	entry js.Value // JS -> Go texts of calls into the bridge
 	size  int      // length of each buffer; 0: no lane, texts are strings
+	held  js.Value // host.held: a text too long for the buffers
 }
 
 // maxLaneBytes bounds the buffers a host may offer: beyond it, texts are
@@ -60,7 +62,7 @@ func newLane(host js.Value) lane {
 	if catch("lane", func() { n, m = io.Length(), entry.Length() }) != nil || n != m || n <= 0 || n > maxLaneBytes {
 		return lane{}
 	}
-	return lane{io: io, entry: entry, size: n}
+	return lane{io: io, entry: entry, size: n, held: hostFunc(host, "held")}
 }
 
 func isInstance(v, class js.Value) (ok bool) {
@@ -99,30 +101,10 @@ func (l lane) textParams(texts ...[]byte) (params []any, put [][]byte) {
 }
 
 // call calls fn with args, after copying put (from textParams) into io,
-// and answers what fn returned: with text set, a number is the length of a
-// text fn wrote to io, copied out; otherwise the value. Between the copy in
-// and the call, and between the call and the copy out, nothing allocates
+// and answers the code fn returned (see answerFor): codeFailed when it
+// answered no number. Between the copy in and the call nothing allocates
 // (see lane).
-func (l lane) call(op string, fn js.Value, args []any, put [][]byte, text bool) (a answer, err error) {
-	return l.callInto(op, fn, args, put, text, nil)
-}
-
-// callInto is call, except that with dst set a text answer in io is
-// copied into *dst (a.inIO set, a.text empty): a caller that looks the
-// text up in a cache makes no string of it unless it must.
-func (l lane) callInto(op string, fn js.Value, args []any, put [][]byte, text bool, dst *[]byte) (a answer, err error) {
-	var out *[]byte
-	switch {
-	case dst != nil:
-		if cap(*dst) < l.size {
-			*dst = make([]byte, l.size)
-		}
-		*dst = (*dst)[:cap(*dst)]
-		out = dst
-	case text:
-		out = laneBuffer(l.size)
-		defer laneBuffers.Put(out)
-	}
+func (l lane) call(op string, fn js.Value, args []any, put [][]byte) (code float64, err error) {
 	var in []byte
 	switch {
 	case l.size == 0 || len(put) == 0:
@@ -137,29 +119,39 @@ func (l lane) callInto(op string, fn js.Value, args []any, put [][]byte, text bo
 		}
 		*p = in
 	}
+	code = codeFailed
 	err = catch(op, func() {
 		if len(in) > 0 {
 			js.CopyBytesToJS(l.io, in)
 		}
-		v := fn.Invoke(args...)
-		if out != nil && v.Type() == js.TypeNumber {
-			n, ok := laneLength(v, l.size)
-			if !ok {
-				panic(newError(op, KindBadValue, "answer length is out of range"))
-			}
-			b := (*out)[:n]
-			js.CopyBytesToGo(b, l.io)
-			a.inIO = true
-			if dst != nil {
-				*dst = b
-				return
-			}
-			a.text = string(b)
-			return
+		if v := fn.Invoke(args...); v.Type() == js.TypeNumber {
+			code = v.Float()
 		}
-		a.v = v
 	})
-	return a, err
+	return code, err
+}
+
+// read appends to dst the text code stands for: its length in buf (io for
+// a host function's answer, entryIO for pling_answer's), or, for codeHeld,
+// what host.held() answers.
+func (l lane) read(code float64, buf js.Value, dst []byte) ([]byte, bool) {
+	if code == codeHeld {
+		var v js.Value
+		if catch("held", func() { v = l.held.Invoke() }) != nil || v.Type() != js.TypeString {
+			return nil, false
+		}
+		return append(dst, v.String()...), true
+	}
+	n, ok := laneLength(code, l.size)
+	if !ok {
+		return nil, false
+	}
+	if cap(dst) < n {
+		dst = make([]byte, n)
+	}
+	dst = dst[:n]
+	js.CopyBytesToGo(dst, buf)
+	return dst, true
 }
 
 // putScratch returns a buffer taken with laneBuffer that a text was built
@@ -180,36 +172,28 @@ func laneBuffer(n int) *[]byte {
 	return p
 }
 
-// answer is what a host function returned: a text it left in io, or a
-// JS value (a string, a Promise, a boolean...).
-type answer struct {
-	text string
-	inIO bool
-	v    js.Value
-}
-
 // laneLength reads a number that stands for a text's length in a buffer of
 // size bytes: a whole number from 0 to size.
-func laneLength(v js.Value, size int) (int, bool) {
-	f := v.Float()
+func laneLength(f float64, size int) (int, bool) {
 	if !(f >= 0 && f <= float64(size)) || f != float64(int(f)) {
 		return 0, false
 	}
 	return int(f), true
 }
 
-// text calls fn with texts and reads its answer, which must be text given
-// at once (in io or as a string); notText is the message otherwise.
-func (l lane) text(op string, fn js.Value, texts [][]byte, notText string) (string, error) {
+// text calls fn with texts and reads the text it answered.
+func (l lane) text(op string, fn js.Value, texts ...[]byte) (string, error) {
 	params, put := l.textParams(texts...)
-	a, err := l.call(op, fn, params, put, true)
-	switch {
-	case err != nil:
+	code, err := l.call(op, fn, params, put)
+	if err != nil {
 		return "", err
-	case a.inIO:
-		return a.text, nil
-	case a.v.Type() == js.TypeString:
-		return a.v.String(), nil
 	}
-	return "", newError(op, KindBadValue, notText)
+	p := laneBuffer(0)
+	defer putScratch(p)
+	b, ok := l.read(code, l.io, (*p)[:0])
+	if !ok {
+		return "", newError(op, KindBadValue, "the host answered no text")
+	}
+	*p = b
+	return string(b), nil
 }

@@ -3,8 +3,6 @@
 package hostbridge
 
 import (
-	"context"
-	"sync"
 	"syscall/js"
 )
 
@@ -16,25 +14,15 @@ type jsenv struct {
 	bind    js.Value // Function.prototype.bind
 }
 
-var (
-	envOnce sync.Once
-	env     *jsenv
-)
+var env *jsenv
 
 func theEnv() *jsenv {
-	envOnce.Do(func() {
+	if env == nil {
 		g := js.Global()
 		env = &jsenv{object: g.Get("Object"), reflect: g.Get("Reflect"),
 			bind: g.Get("Function").Get("prototype").Get("bind")}
-	})
+	}
 	return env
-}
-
-// isThenable reports whether v must be awaited: an object or function with
-// a callable then. Strings, numbers, null and the like are answers already.
-func isThenable(v js.Value) bool {
-	then, err := getProp(v, "then")
-	return err == nil && then.Type() == js.TypeFunction
 }
 
 // getProp reads obj[key] through Reflect.get called with Value.Call. It is
@@ -53,17 +41,4 @@ func reflectGet(reflect, obj js.Value, key string) (v js.Value, err error) {
 	}
 	err = catch("get "+key, func() { v = reflect.Call("get", obj, key) })
 	return v, err
-}
-
-// settleValue answers v when it is no thenable. A thenable is parked for
-// the step in ctx (see pend), which then waits for it; nothing is ever
-// awaited on a goroutine.
-func settleValue(ctx context.Context, op string, v js.Value) (js.Value, error) {
-	if !isThenable(v) {
-		return v, nil
-	}
-	if pend(ctx, v) {
-		return js.Undefined(), errPending
-	}
-	return js.Undefined(), newError(op, KindBadValue, "a Promise outside a step")
 }

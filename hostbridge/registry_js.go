@@ -3,7 +3,6 @@
 package hostbridge
 
 import (
-	"context"
 	"maps"
 	"math"
 	"strconv"
@@ -12,8 +11,8 @@ import (
 	"pling.dev/agent/surface"
 )
 
-// registry implements surface.Registry on the host's version(), actions(),
-// view() and optional expose().
+// registry reads the host's version(), actions(), view() and optional
+// expose().
 //
 // The kernel reads the registry up to three times per invoke, so the
 // expensive part, parsing the actions and their schemas, is cached: it is
@@ -64,8 +63,7 @@ func newRegistry(host js.Value, l lane) *registry {
 }
 
 func hasFunc(host js.Value, name string) bool {
-	f, err := getProp(host, name)
-	return err == nil && f.Type() == js.TypeFunction
+	return hostFunc(host, name).Type() == js.TypeFunction
 }
 
 // hostFunc returns host[name] bound to host when it is a function, else
@@ -118,16 +116,13 @@ func (r *registry) current() ([]surface.Action, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	if key != "" {
-		if r.key == key && r.actions != nil {
-			acts, gen := r.actions, r.genKey
-			return acts, gen, nil
-		}
+	if key != "" && r.key == key && r.actions != nil {
+		return r.actions, r.genKey, nil
 	}
 
 	// Page code that actions() runs may call back into the surface: nothing
 	// read above is relied on across this call.
-	text, err := r.lane.text("registry.actions", r.actionsFn, nil, "actions() must answer JSON text")
+	text, err := r.lane.text("registry.actions", r.actionsFn)
 	if err != nil {
 		return nil, "", err
 	}
@@ -157,10 +152,7 @@ func (r *registry) current() ([]surface.Action, string, error) {
 		r.gen++
 		r.genKey = "g" + strconv.FormatUint(r.gen, 10)
 	}
-	r.key, r.text, r.actions = key, text, acts
-	if r.hasExpose {
-		r.exposed = exposed
-	}
+	r.key, r.text, r.actions, r.exposed = key, text, acts, exposed
 	return acts, r.genKey, nil
 }
 
@@ -173,7 +165,7 @@ func (r *registry) readExpose(acts []surface.Action) (map[string]bool, error) {
 		ids[i] = acts[i].ID
 	}
 	b, _ := surface.AppendJSON(nil, ids)
-	text, err := r.lane.text("registry.expose", r.expose, [][]byte{b}, "expose() must answer JSON text")
+	text, err := r.lane.text("registry.expose", r.expose, b)
 	if err != nil {
 		return nil, err
 	}
@@ -196,61 +188,20 @@ func (r *registry) isExposed(id string) bool {
 	return r.exposed[id]
 }
 
-// View implements surface.Registry.
-func (r *registry) View(ctx context.Context, q surface.ViewQuery) (*surface.View, error) {
-	acts, gen, err := r.current()
-	if err != nil {
-		return nil, err
-	}
-	scratch := laneBuffer(0)
-	defer putScratch(scratch)
-	qb, err := surface.AppendJSON((*scratch)[:0], q)
-	*scratch = qb
-	if err != nil {
-		return nil, err
-	}
-	params, put := r.lane.textParams(qb)
-	answer := laneBuffer(0)
-	defer putScratch(answer)
-	a, err := r.lane.callInto("registry.view", r.view, params, put, true, answer)
-	if err != nil {
-		return nil, err
-	}
-	if a.inIO {
-		if parsed, ok := r.views.getBytes(*answer); ok {
-			return r.viewWith(parsed, acts, gen), nil
-		}
-		return r.viewOf(string(*answer), acts, gen)
-	}
-	v, err := settleValue(ctx, "registry.view", a.v)
-	if err != nil {
-		return nil, err
-	}
-	if v.Type() != js.TypeString {
-		return nil, newError("registry.view", KindBadValue, "view() must answer JSON text")
-	}
-	return r.viewOf(v.String(), acts, gen)
-}
-
-// viewFrom reads a view's text that the host answered later, with the
-// actions in force now.
-func (r *registry) viewFrom(text string) (*surface.View, error) {
-	acts, gen, err := r.current()
-	if err != nil {
-		return nil, err
-	}
-	return r.viewOf(text, acts, gen)
-}
-
-func (r *registry) viewOf(text string, acts []surface.Action, gen string) (*surface.View, error) {
-	parsed, ok := r.views.get(text)
+// viewOf reads a view's text (bytes the caller reuses) with the actions
+// in force, acts of generation gen.
+func (r *registry) viewOf(text []byte, acts []surface.Action, gen string) (*surface.View, error) {
+	parsed, ok := r.views.getBytes(text)
 	if !ok {
+		// Parsed from a copy: text is a reused buffer, and what is parsed may
+		// keep slices of it (an action's inputSchema).
+		t := string(text)
 		var err error
-		if parsed, err = surface.ParseView([]byte(text)); err != nil {
+		if parsed, err = surface.ParseView([]byte(t)); err != nil {
 			return nil, newError("registry.view", KindBadValue, "view is not valid JSON: "+err.Error())
 		}
 		parsed.Actions = nil
-		r.views.put(text, parsed)
+		r.views.put(t, parsed)
 	}
 	return r.viewWith(parsed, acts, gen), nil
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// waitHost is a host with a lane and wait(ticket, kind, promise, limitMs),
+// waitHost is a host with a lane and wait(ticket, kind, limitMs),
 // which only records what it was given: the test answers the tickets
 // itself, through the pling_answer export's function.
 func waitHost(t *testing.T) js.Value {
@@ -17,7 +17,7 @@ func waitHost(t *testing.T) js.Value {
 	  h.io = new Uint8Array(1024);
 	  h.entryIO = new Uint8Array(1024);
 	  h.waits = [];
-	  h.wait = (ticket, kind, promise, limitMs) => { h.waits.push({ ticket, kind, limitMs }); };
+	  h.wait = (ticket, kind, limitMs) => { h.waits.push({ ticket, kind, limitMs }); };
 	  h.held = () => JSON.stringify({ held: true });
 	  return h;
 	})()`)

@@ -4,7 +4,6 @@ package hostbridge
 
 import (
 	"errors"
-	"sync/atomic"
 	"syscall/js"
 	"time"
 
@@ -19,29 +18,30 @@ type Surface struct {
 	hostTimeout time.Duration
 	limits      surface.Limits
 
-	// main is the kernel. Its session source answers a call that brings
-	// its own getter (a private channel authenticated by the page) with
-	// that getter, any other with the host's session(); an exchange asks
-	// for a session when the host has one or the call brings one, and runs
-	// in open mode otherwise.
+	// main is the kernel. An exchange asks for a session when the host
+	// has session() or the call brings its own getter (a private channel
+	// authenticated by the page), and runs in open mode otherwise.
 	main       *surface.Surface
 	hasSession bool
+	// The last session each kind of getter answered as text: host.session()
+	// may answer codeSame for it (see sessionFrom).
+	lastHost, lastCall textCache[surface.Session]
 
-	closed atomic.Bool
+	closed bool
 
 	// reply is the host's reply(token, text, ...) function, which answers
-	// calls made through the entry exports (see step_js.go); slot is the
+	// calls made through the entry exports (see exports_js.go); slot is the
 	// number those calls name this surface by.
 	reply js.Value
 	slot  int32
 	// sessionForFn is the host's sessionFor(token), the session getter of
 	// a call taken through an export with a getter of its own.
 	sessionForFn js.Value
-	// execFn, waitFn and heldFn are the host's execute, wait and held,
-	// which the steps use (see step_js.go).
-	execFn, waitFn, heldFn js.Value
+	// The host's functions the steps call (see flight.ask); allowFn and
+	// claimFn are undefined when the in-process limiter and guard decide.
+	sessionFn, execFn, waitFn, allowFn, claimFn js.Value
 	// unansweredFn is the host's unanswered(), if it has one (see
-	// answerer.unanswered).
+	// flight.unanswered).
 	unansweredFn js.Value
 
 	// sentCaps is the shared capability list last passed to a reply
@@ -87,15 +87,15 @@ func New(host js.Value, cfg Config) (*Surface, error) {
 		limits:       surface.DefaultLimits,
 		hasSession:   hasFunc(host, "session"),
 		reply:        hostFunc(host, "reply"),
+		sessionFn:    hostFunc(host, "session"),
 		sessionForFn: hostFunc(host, "sessionFor"),
 		execFn:       hostFunc(host, "execute"),
 		waitFn:       hostFunc(host, "wait"),
-		heldFn:       hostFunc(host, "held"),
 		unansweredFn: hostFunc(host, "unanswered"),
 	}
 	o := surface.Options{
-		Registry:       s.reg,
-		Execute:        noExecutor{},
+		Registry:       hostAnswers{},
+		Execute:        hostAnswers{},
 		Now:            time.Now,
 		App:            cfg.App,
 		RecordLimit:    cfg.RecordLimit,
@@ -110,11 +110,8 @@ func New(host js.Value, cfg Config) (*Surface, error) {
 		o.Expose = surface.ExposeIDs(cfg.Expose...)
 	}
 	if rl := cfg.RateLimit; rl != nil {
-		// One limiter for both kernels, so a session's budget is shared.
-		var l surface.Limiter
-		if hasFunc(host, "allow") {
-			l = limiter{host: host}
-		} else {
+		var l surface.Limiter = hostAnswers{}
+		if s.allowFn = hostFunc(host, "allow"); s.allowFn.Type() != js.TypeFunction {
 			window, err := millis("rateLimit.windowMs", rl.WindowMs)
 			if err != nil {
 				return nil, err
@@ -131,18 +128,17 @@ func New(host js.Value, cfg Config) (*Surface, error) {
 		if err != nil {
 			return nil, err
 		}
-		var g surface.ReplayGuard = surface.NewMemoryGuard(surface.DefaultReplayCapacity)
-		if hasFunc(host, "claim") {
-			g = guard{host: host}
+		var g surface.ReplayGuard = hostAnswers{}
+		if s.claimFn = hostFunc(host, "claim"); s.claimFn.Type() != js.TypeFunction {
+			g = surface.NewMemoryGuard(surface.DefaultReplayCapacity)
 		}
 		o.Replay = &surface.ReplayOptions{Window: window, Guard: g}
 	}
 	if hasFunc(host, "audit") {
-		a := auditor{host: host, audit: hostFunc(host, "audit"), lane: l, hasError: hasFunc(host, "auditError")}
+		a := auditor{audit: hostFunc(host, "audit"), auditError: hostFunc(host, "auditError"), lane: l}
 		o.OnAudit = a.onAudit
 		o.OnAuditError = a.onAuditError
 	}
-	o.Session = sessionSource(host, l, s.hasSession)
 	if s.main, err = surface.New(o); err != nil {
 		return nil, err
 	}
@@ -156,6 +152,3 @@ func (s *Surface) failure(code surface.Code, msg string) []byte {
 		Error: &surface.Error{Code: code, Message: msg},
 	})
 }
-
-// Limits reports the request and response bounds in force.
-func (s *Surface) Limits() surface.Limits { return s.limits }

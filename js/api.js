@@ -40,7 +40,7 @@ export function bind(source, withStats) {
     const maxRequestBytes = KERNEL_MAX_REQUEST_BYTES;
     let made; // the error the kernel gave when it refused the options, or the start's
     const instantiate = (kernel) => {
-      const host = buildHost(snapshot, kernel.lane, kernel.deadlines, kernel.entries);
+      const host = buildHost(snapshot, kernel.lane, kernel.deadlines, kernel.entries, (token) => mapGet(sessions, token));
       host.reply = (token, out, capsId, capsText) => {
         const reply = mapGet(replies, token);
         if (reply === undefined) return;
@@ -56,12 +56,6 @@ export function bind(source, withStats) {
         const token = host.unansweredToken;
         host.unansweredToken = 0;
         host.reply(token, undefined);
-      };
-      // No getter for the token answers undefined: no session, which the
-      // kernel refuses for a call that was to bring its own.
-      host.sessionFor = (token) => {
-        const getter = mapGet(sessions, token);
-        return getter === undefined ? undefined : getter();
       };
       const inst = kernel.runtime.create(host, jsonStringify(buildConfig(snapshot)));
       // Read once, and only its own members (the runtime makes it without a

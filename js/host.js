@@ -16,8 +16,10 @@ import { failure, isThenable, methodOf, ownValue, pageJSON, settledText, whenSet
 
 const LANE_BYTES = 64 * 1024;
 
-// What the kernel asks for (surface.AskKind), and the codes of an answer
-// that is not a text's length in entryIO (hostbridge/step_js.go).
+// What the kernel asks for (surface.AskKind), and the codes every answer
+// to it is given in, at once by a host function or later through the
+// answer export, beside a text's length in io or entryIO
+// (hostbridge/answers_js.go).
 const ASK_SESSION = 1;
 const ASK_LIMIT = 2;
 const ASK_VIEW = 3;
@@ -27,8 +29,12 @@ const FAILED = -1;
 const NO_SESSION = -2;
 const TIMED_OUT = -3;
 const HELD = -4;
-// execute's answer when it parked the executor's Promise for wait.
+// A host function answered with a Promise, kept for the wait that follows.
 const PARKED = -5;
+// The session of the text host.session() answered last.
+const SAME_SESSION = -6;
+const CLAIMED = 1;
+const REPLAYED = 2;
 // Bounds every awaited host Promise but the executor's, as
 // hostbridge.DefaultHostTimeout does.
 const HOST_TIMEOUT_MS = 10000;
@@ -54,6 +60,8 @@ function decisionCode(d) {
   }
 }
 
+const claimCode = (v) => (v === "claimed" ? CLAIMED : v === "replayed" ? REPLAYED : FAILED);
+
 function makeLane() {
   const io = new Uint8ArrayCtor(LANE_BYTES);
   const entryIO = new Uint8ArrayCtor(LANE_BYTES);
@@ -68,6 +76,7 @@ function makeLane() {
     const r = textEncodeInto(encoder, text, buffer);
     return r.read === text.length ? r.written : text;
   };
+  let held; // a text too long for the buffers, until the kernel takes it (host.held)
   return {
     io,
     entryIO,
@@ -83,9 +92,23 @@ function makeLane() {
       }
       return params;
     },
-    /** A text answer of a host function: its length in io when it fits, else the text. */
-    answer(text) {
-      return typeof text === "string" ? write(io, text) : text;
+    /**
+     * A text as an answer's code: its length in buffer (io for a host
+     * function, entryIO for the answer export), HELD when it does not fit,
+     * FAILED for no text.
+     */
+    code(text, buffer = io) {
+      if (typeof text !== "string") return FAILED;
+      const n = write(buffer, text);
+      if (typeof n === "number") return n;
+      held = text;
+      return HELD;
+    },
+    /** The text the last HELD stood for, once. */
+    held() {
+      const text = held;
+      held = undefined;
+      return text;
     },
     /**
      * A text for a call into the kernel: its length in entryIO when it fits
@@ -189,10 +212,27 @@ function bareJSON(text) {
   return objectAssign(objectCreate(NOTHING), jsonParse(text));
 }
 
-export function buildHost(options, lane, deadlines, entries) {
+/**
+ * The host functions of one surface. sessionOf(token) is the session getter
+ * a call taken under token brought, if any (host.sessionFor).
+ */
+export function buildHost(options, lane, deadlines, entries, sessionOf) {
   const { registry, execute, expose, session, rateLimit, replay, onAudit, onAuditError } = options;
-  const { texts, answer, run } = lane;
-  let parked; // the executor's Promise, until wait takes it
+  const { texts, run } = lane;
+  const answer = lane.code;
+  // A Promise a host function answered, kept here until wait takes it (the
+  // kernel calls wait at once): handing it to the kernel would make it a JS
+  // value Go tracks and finalizes.
+  let parked;
+  const park = (p) => {
+    parked = p;
+    return PARKED;
+  };
+  const sessionCode = (s) => {
+    if (isThenable(s)) return park(s);
+    if (s === null || s === undefined) return NO_SESSION;
+    return s === true ? SAME_SESSION : answer(s);
+  };
   // The view queries last read, by their text: the kernel asks the same few
   // again and again (a description's window, the record of an invoke, before
   // and after), and a query is frozen, so the one made for a text is handed
@@ -222,64 +262,49 @@ export function buildHost(options, lane, deadlines, entries) {
     view: (queryJSON) => {
       const query = queryOf(texts(queryJSON)[0]);
       const v = run(() => registry.view(query));
-      return isThenable(v) ? settledText(v, pageJSON) : answer(run(() => pageJSON(v)));
+      return isThenable(v) ? park(settledText(v, pageJSON)) : answer(run(() => pageJSON(v)));
     },
     // An executor that answers at once is answered at once: the kernel then
     // has no Promise to wait for. A throw fails the call either way.
     execute: (idIn, argsIn, contextIn) => {
       const t = texts(idIn, argsIn, contextIn);
       const r = run(() => execute(t[0], t[1], freeze(bareJSON(t[2]))));
-      if (!isThenable(r)) return answer(run(() => resultText(r)));
-      // Kept here for the wait that follows at once: handing the Promise
-      // to the kernel would make it a JS value Go tracks and finalizes.
       // wait maps its value to text as it settles, with no Promise between.
-      parked = r;
-      return PARKED;
+      return isThenable(r) ? park(r) : answer(run(() => resultText(r)));
     },
+    // No getter for the token answers undefined: no session, which the
+    // kernel refuses for a call that was to bring its own.
+    sessionFor: (token) => {
+      const getter = sessionOf(token);
+      return sessionCode(getter === undefined ? undefined : getter());
+    },
+    held: lane.held,
   };
-  // With the exports, the kernel hands every Promise a host function
-  // answered to wait(ticket, kind, promise, limitMs) and returns; the
-  // settled value goes back through the answer export, once, within
-  // limitMs (see hostbridge/step_js.go).
-  let held; // a text too long for entryIO, until the kernel takes it
-  const textCode = (text) => {
-    const n = lane.toEntry(text);
-    if (typeof n === "number") return n;
-    held = text;
-    return HELD;
-  };
+  // The kernel hands every Promise a host function parked to
+  // wait(ticket, kind, limitMs) and returns; the settled value goes back
+  // through the answer export, in the same codes, once, within limitMs.
   const encode = (kind, v) => {
     switch (kind) {
       case ASK_SESSION:
-        if (v === null || v === undefined) return NO_SESSION;
-        return typeof v === "string" ? textCode(v) : FAILED;
+        return v === null || v === undefined ? NO_SESSION : answer(v, lane.entryIO);
       case ASK_LIMIT:
         return decisionCode(v);
       case ASK_CLAIM:
-        return v === "claimed" ? 1 : v === "replayed" ? 2 : FAILED;
+        return claimCode(v);
       case ASK_VIEW:
-      case ASK_EXECUTE:
-        return typeof v === "string" ? textCode(v) : FAILED;
+        return answer(v, lane.entryIO);
     }
-    return FAILED;
+    try {
+      // The executor's value becomes the result's text here, and a throw fails the call.
+      return answer(resultText(v), lane.entryIO);
+    } catch {
+      return FAILED;
+    }
   };
-  host.wait = (ticket, kind, promise, limitMs) => {
-    let settled = (v) => give(encode(kind, v));
-    if (promise === undefined) {
-      // The executor's thenable, parked by execute just before: its value
-      // becomes the result's text here, and a throw fails the call.
-      promise = parked;
-      parked = undefined;
-      settled = (v) => {
-        let code = FAILED;
-        try {
-          code = encode(kind, resultText(v));
-        } catch {
-          // not JSON: the call fails
-        }
-        give(code);
-      };
-    }
+  host.wait = (ticket, kind, limitMs) => {
+    const promise = parked;
+    parked = undefined;
+    const settled = (v) => give(encode(kind, v));
     // Its own key: the deadlines serve every surface of the runtime.
     const id = {};
     const give = (code) => {
@@ -292,11 +317,6 @@ export function buildHost(options, lane, deadlines, entries) {
     };
     deadlines.start(id, limitMs, () => entries.answer(ticket, kind === ASK_EXECUTE ? TIMED_OUT : FAILED));
     whenSettled(promise, settled, () => give(FAILED));
-  };
-  host.held = () => {
-    const text = held;
-    held = undefined;
-    return text;
   };
   if (typeof methodOf(registry, "version") === "function") host.version = () => run(() => registry.version());
   if (typeof expose === "function") {
@@ -321,23 +341,21 @@ export function buildHost(options, lane, deadlines, entries) {
   }
   if (session !== undefined) {
     const getter = sessionGetter(session, true);
-    host.session = () => answer(run(getter));
+    host.session = () => sessionCode(run(getter));
   }
   if (rateLimit && rateLimit.limiter !== undefined) {
     const limiter = rateLimit.limiter;
-    // A decision as the kernel reads it: own data members only, on an
-    // object without a prototype (Object.prototype.allowed decides nothing).
-    const decision = (d) => (d !== null && typeof d === "object"
-      ? { __proto__: null, allowed: ownValue(d, "allowed"), retryAfterMs: ownValue(d, "retryAfterMs") }
-      : d);
     host.allow = (key, nowMs) => {
       const r = run(() => limiter.allow(key, nowMs));
-      return isThenable(r) ? r : decision(r);
+      return isThenable(r) ? park(r) : decisionCode(r);
     };
   }
   if (replay && typeof replay === "object" && replay.guard !== undefined) {
     const guard = replay.guard;
-    host.claim = (sessionId, requestId, windowMs) => run(() => guard.claim(sessionId, requestId, windowMs));
+    host.claim = (sessionId, requestId, windowMs) => {
+      const r = run(() => guard.claim(sessionId, requestId, windowMs));
+      return isThenable(r) ? park(r) : claimCode(r);
+    };
   }
   if (onAudit !== undefined) {
     host.audit = (eventJSON) => {
@@ -382,7 +400,7 @@ export function buildHost(options, lane, deadlines, entries) {
 // Entries: the module exports through which every call enters the kernel.
 // Each runs the kernel's steps synchronously and returns; the answer goes
 // to host.reply before it does, or, when a host function answered with a
-// Promise, after host.wait has had it settled (see hostbridge/step_js.go).
+// Promise, after host.wait has had it settled (see hostbridge/exports_js.go).
 // No Go goroutine and no js.FuncOf callback is on the way, so an export
 // may be called at any time, page code that the kernel runs included.
 
@@ -390,8 +408,8 @@ const entriesOf = new WeakMapCtor(); // a module's exports -> entries
 
 // Every this many export calls, the Go runtime is resumed once with
 // nothing to do, so that its finalizers run: JS values the bridge made
-// while answering (a host's Promise, a limiter's decision object) are only
-// released then.
+// on a rare path (a text too long for the buffers, a thrown error) are
+// only released then.
 const RESUME_EVERY = 256;
 
 /**

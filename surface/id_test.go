@@ -164,15 +164,15 @@ func TestResponseCapFloor(t *testing.T) {
 // requests before the kernel and echoes their id under the kernel's rule,
 // so its copy of the id bound must be MaxIDBytes.
 func TestPageRuntimeKeepsTheKernelsIDRule(t *testing.T) {
-	src, err := os.ReadFile("../js/pling-surface.js")
+	src, err := os.ReadFile("../js/constants.js")
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(`(?m)^const MAX_ID_BYTES = (\d+);`).FindSubmatch(src)
+	m := regexp.MustCompile(`(?m)^export const MAX_ID_BYTES = (\d+);`).FindSubmatch(src)
 	if m == nil {
-		t.Fatal("js/pling-surface.js has no MAX_ID_BYTES")
+		t.Fatal("js/constants.js has no MAX_ID_BYTES")
 	}
 	if got, want := string(m[1]), strconv.Itoa(surface.MaxIDBytes); got != want {
-		t.Errorf("js/pling-surface.js MAX_ID_BYTES = %s, surface.MaxIDBytes = %s", got, want)
+		t.Errorf("js/constants.js MAX_ID_BYTES = %s, surface.MaxIDBytes = %s", got, want)
 	}
 }

@@ -668,3 +668,38 @@ func Valid(data []byte) bool {
 	r.Skip()
 	return r.End()
 }
+
+// HasLoneSurrogate reports whether JSON text holds a \u escape of a UTF-16
+// surrogate that is not half of a high-low pair, which encoding/json (and
+// this package) turn into U+FFFD: a host that must not let the Go value
+// differ from the JavaScript string refuses such text. (Backslashes occur only inside strings in valid JSON,
+// so no string tracking is needed.)
+func HasLoneSurrogate(data string) bool {
+	for i := 0; i < len(data); i++ {
+		if data[i] != '\\' {
+			continue
+		}
+		i++
+		if i >= len(data) || data[i] != 'u' {
+			continue // \" \\ \n ...: the escaped byte is consumed
+		}
+		r, ok := hex4(data, i+1)
+		if !ok {
+			continue // malformed; the decoder refuses it
+		}
+		i += 4
+		switch {
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return true // low half without a high half
+		case r >= 0xD800 && r <= 0xDBFF:
+			if i+6 < len(data) && data[i+1] == '\\' && data[i+2] == 'u' {
+				if lo, ok := hex4(data, i+3); ok && lo >= 0xDC00 && lo <= 0xDFFF {
+					i += 6
+					continue
+				}
+			}
+			return true
+		}
+	}
+	return false
+}

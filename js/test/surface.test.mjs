@@ -65,7 +65,7 @@ function spyRuntime(runtime, go) {
       const sessionFor = host.sessionFor;
       host.sessionFor = (token) => {
         const s = sessionFor(token);
-        log.sessions.push(typeof s === "number" ? dec.decode(host.io.subarray(0, s)) : s);
+        log.sessions.push(typeof s === "number" && s >= 0 ? dec.decode(host.io.subarray(0, s)) : s);
         return s;
       };
       return runtime.create(host, config);
