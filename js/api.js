@@ -593,8 +593,21 @@ export function bind(source, withStats) {
     const up = source.up();
     if (up !== undefined) instantiate(up); // a refusal throws here, as the options are given
     else if (snapshot.start === "eager") whenMade(() => {});
-    else if (snapshot.prefetch === "idle") source.prefetch(wasmURL);
+    else if (snapshot.prefetch === "idle") source.prefetch(wasmURL, warm);
     return api;
+  }
+
+  // Runs once in idle time after prefetch started the kernel: one describe
+  // of a surface of the runtime's own (no page code, no audit), which has
+  // the kernel's code for a describe compiled before an agent's first one.
+  function warm() {
+    try {
+      const s = createSurface({ __proto__: null, registry: WARM_REGISTRY, execute: warmExecute });
+      const end = () => s.close();
+      whenSettled(s.describe(), end, end);
+    } catch {
+      // warming is an optimisation: a first describe works without it
+    }
   }
 
   // Its own then (unthenable): resolving loadSurface's Promise with it
@@ -634,3 +647,10 @@ export function fromRuntime(runtime, options = {}) {
   return bind(source, own(options, "stats") === true);
 }
 const NO_TIMINGS = freeze({ __proto__: null, fetchMs: 0, compileMs: 0, startMs: 0 });
+
+const WARM_REGISTRY = defineRegistry({
+  actions: [{ id: "warm.up", description: "Warms the kernel", effect: "read", approval: "none",
+    inputSchema: { type: "object", properties: { q: { type: "string", maxLength: 8 } }, additionalProperties: false } }],
+  records: [{ id: "W-1", kind: "row", fields: { a: "b" } }],
+});
+const warmExecute = () => ({ __proto__: null });

@@ -142,15 +142,26 @@ export function startKernel(wasmURL, done) {
   });
 }
 
-// prefetch: "idle": the module is downloaded and compiled when the page
-// is idle, and started on first contact.
-function prefetchKernel(wasmURL) {
-  if (kernelUp !== undefined || compiling !== undefined) return;
-  const go = () => {
-    if (kernelUp === undefined && compiling === undefined) compileKernel(wasmURL, () => {});
-  };
-  if (REQUEST_IDLE !== undefined) reflectApply(REQUEST_IDLE, PAGE_WINDOW, [go]);
-  else setTimer(go, 0);
+// prefetch: "idle": when the page is idle, the module is downloaded and
+// compiled, then started, then warm() runs (a describe of the runtime's own,
+// so that the code a first describe needs is compiled before an agent
+// asks); each step in an idle period of its own.
+function whenIdle(f) {
+  if (REQUEST_IDLE !== undefined) reflectApply(REQUEST_IDLE, PAGE_WINDOW, [f]);
+  else setTimer(f, 0);
+}
+
+function prefetchKernel(wasmURL, warm) {
+  if (kernelUp !== undefined || compiling !== undefined || starting !== undefined) return;
+  whenIdle(() => {
+    if (kernelUp !== undefined || compiling !== undefined || starting !== undefined) return;
+    compileKernel(wasmURL, (st) => {
+      if (st.module === undefined) return;
+      whenIdle(() => startKernel(wasmURL, (kernel) => {
+        if (kernel !== undefined && warm !== undefined) whenIdle(warm);
+      }));
+    });
+  });
 }
 
 export const PAGE_KERNEL = freeze({

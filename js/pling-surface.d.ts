@@ -238,7 +238,7 @@ export interface SurfaceOptions {
   shared?: "indexeddb";
   /** The kernel's file. Default: surface.wasm beside pling-surface.js (its content-hashed name in a built site). The first surface to start the kernel decides. */
   wasmURL?: string | URL;
-  /** "idle": fetch and compile the kernel when the page is idle, start it on first contact. Default: nothing before first contact. */
+  /** "idle": fetch, compile, start and warm the kernel when the page is idle, so that a first describe is about as fast as a later one. Default: nothing before first contact. */
   prefetch?: "idle";
   /** "eager": start the kernel now (the page pays for it at load). Default: when the surface is first called. */
   start?: "eager";
