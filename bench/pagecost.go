@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"pling.dev/agent/internal/sitebuild"
 	"sort"
 	"strings"
 	"sync"
@@ -82,7 +83,17 @@ func demoSites(cfg config) (with, without string, err error) {
 			return "", "", err
 		}
 	}
-	return with, without, os.WriteFile(filepath.Join(without, "boot.js"), noBoot, 0o644)
+	if err := os.WriteFile(filepath.Join(without, "boot.js"), noBoot, 0o644); err != nil {
+		return "", "", err
+	}
+	// Both served as the demo is, precompressed: the siblings of the files
+	// changed here are written anew (the rest come from the cache).
+	for _, d := range []string{with, without} {
+		if _, err := sitebuild.Compress(d, filepath.Join(cfg.dir, "compress-cache")); err != nil {
+			return "", "", err
+		}
+	}
+	return with, without, nil
 }
 
 // markPageModule puts the start mark as main.js's first statement (its

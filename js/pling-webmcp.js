@@ -22,6 +22,8 @@
 // (webmcpKit), never a global looked up now.
 
 import { webmcpKit as kit } from "./webmcp-kit.js";
+import { bare, bareObjects, randomUUID } from "./webmcp-bare.js";
+
 
 const PROTOCOL = "pling.surface/0.1";
 const SESSION_CODES = ["SESSION_REQUIRED", "SESSION_INVALID", "SESSION_EXPIRED", "SESSION_REVOKED"];
@@ -171,7 +173,7 @@ export function toolInputSchema(capability, recordParam) {
   // Object.prototype (a toJSON, a member the schema lacks) enters it.
   // WebMCP wants an object schema at the top: one without a type gets
   // "object", any other is kept whole under allOf.
-  const given = kit.bareObjects(capability.inputSchema);
+  const given = bareObjects(capability.inputSchema);
   let schema;
   if (given === undefined || given === null) schema = { type: "object" };
   else if (isObject(given) && (given.type === undefined || given.type === null || given.type === "object")) {
@@ -418,7 +420,7 @@ function findModelContext() {
 
 let seq = 0;
 function requestId() {
-  const uuid = kit.randomUUID();
+  const uuid = randomUUID();
   if (uuid !== undefined) return "webmcp-" + uuid;
   seq += 1;
   return `webmcp-${Date.now().toString(36)}-${seq}-${Math.random().toString(36).slice(2)}`;
@@ -426,7 +428,7 @@ function requestId() {
 
 /** A tool's answer when it reaches no surface: no prototype, as every answer (see execute). */
 function refusal(code, message, id) {
-  return kit.bare({ outcome: "protocol_error", isError: true, ...(id === undefined ? {} : { requestId: id }), error: { code, message } });
+  return bare({ outcome: "protocol_error", isError: true, ...(id === undefined ? {} : { requestId: id }), error: { code, message } });
 }
 
 function checkOptions(o) {
@@ -459,7 +461,7 @@ function checkOptions(o) {
 // toJSON a later script planted is handed the definitions or decides
 // whether a tool changed.
 function defKey(def) {
-  return kit.stringify(kit.bare([def.capability, def.title, def.description, def.inputSchema, def.annotations]));
+  return kit.stringify(bare([def.capability, def.title, def.description, def.inputSchema, def.annotations]));
 }
 
 function warn(...args) {
@@ -600,8 +602,8 @@ export function bridgeWebMCP(surface, options = {}, onStop) {
     // neither resolving this function's Promise (then) nor the browser
     // serializing it (toJSON) hands it to such a script.
     try {
-      response = kit.bareObjects(response);
-      return kit.bare(def.capability === null ? contextResult(response) : toolResult(response));
+      response = bareObjects(response);
+      return bare(def.capability === null ? contextResult(response) : toolResult(response));
     } catch {
       return refusal("INTERNAL_ERROR", "the page's answer could not be read", id);
     }
@@ -614,7 +616,7 @@ export function bridgeWebMCP(surface, options = {}, onStop) {
     // No prototype anywhere: the browser reads the tool's members (and
     // serializes its schema) without finding one a later script put on
     // Object.prototype.
-    const tool = kit.bare({
+    const tool = bare({
       name: def.name,
       title: def.title,
       description: def.description,
