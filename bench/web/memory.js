@@ -2,19 +2,19 @@
 // of its own so that nothing else has run in that instance.
 //
 // The memory is read from the instance's exported "mem", caught by wrapping
-// WebAssembly's instantiate functions before the runtime's module is
-// evaluated (it captures them then): this page's script runs first.
+// WebAssembly.Instance before the runtime's module is evaluated (it captures
+// the constructor then, and makes the kernel's instance with it when the
+// kernel starts): this page's script runs first.
 import { makePage, makeSession, NOTE_TEMPLATE, PROTOCOL } from "./fixture.js";
 
 let memory = null;
-for (const name of ["instantiateStreaming", "instantiate"]) {
-  const f = WebAssembly[name];
-  WebAssembly[name] = async function (...args) {
-    const source = await f.apply(this, args);
-    if (source && source.instance) memory = source.instance.exports.mem;
-    return source;
-  };
-}
+WebAssembly.Instance = new Proxy(WebAssembly.Instance, {
+  construct(target, args, newTarget) {
+    const instance = Reflect.construct(target, args, newTarget);
+    if (instance.exports.mem instanceof WebAssembly.Memory) memory = instance.exports.mem;
+    return instance;
+  },
+});
 const { loadSurface } = await import("/pling/pling-surface.js");
 const api = await loadSurface({ stats: true });
 const { createSurface, defineRegistry } = api;
