@@ -622,6 +622,15 @@ func TestDemoLoadsTheSurfaceFirst(t *testing.T) {
 	if n := wasmRequests(); n != 0 {
 		t.Errorf("surface.wasm was asked for %d times before any agent spoke", n)
 	}
+	// Of the runtime's files, a visitor no agent speaks to pays for the
+	// first script only: the kernel's host and glue, WebMCP's bridge and
+	// shared state come when they are first needed.
+	runtimeFiles := func() []string {
+		return evalPage[[]string](t, p, `performance.getEntriesByType("resource").map((e) => new URL(e.name).pathname).filter((p) => p.startsWith("/pling/")).map((p) => p.slice(7)).sort()`)
+	}
+	if got := runtimeFiles(); len(got) != 1 || got[0] != "pling-surface.js" {
+		t.Errorf("before any agent spoke, the page fetched the runtime's %q, want only the first script", got)
+	}
 	p.startAgent(t)
 	type script struct {
 		Src  string `json:"src"`
@@ -651,6 +660,15 @@ func TestDemoLoadsTheSurfaceFirst(t *testing.T) {
 	}
 	if n := wasmRequests(); n != 1 {
 		t.Errorf("after an agent spoke, surface.wasm was asked for %d times, want once", n)
+	}
+	kernelHost := 0
+	for _, f := range runtimeFiles() {
+		if strings.HasPrefix(f, "pling-kernel.") && strings.HasSuffix(f, ".js") {
+			kernelHost++
+		}
+	}
+	if kernelHost != 1 {
+		t.Errorf("after an agent spoke, the kernel's host (pling-kernel.*.js) was fetched %d times, want once: %q", kernelHost, runtimeFiles())
 	}
 }
 

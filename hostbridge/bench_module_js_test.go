@@ -60,7 +60,7 @@ func BenchmarkModuleFloor(b *testing.B) {
 // (body sees surface, fx and a counter seq).
 func moduleBench(b *testing.B, body string) js.Value {
 	fx(b)
-	mod := importJS(b, "../js/pling-surface.js")
+	mod := importJS(b, "../js/pling-kernel.js")
 	src, err := os.ReadFile("../bench/web/fixture.js")
 	if err != nil {
 		b.Fatal(err)

@@ -200,7 +200,7 @@ func TestTreeDecoding(t *testing.T) {
 // answers it hands the bridge, and the actions of its bench page, are read
 // as encoding/json reads them.
 func TestRuntimeTextsReadAsEncodingJSON(t *testing.T) {
-	mod := importJS(t, "../js/pling-surface.js")
+	mod := importJS(t, "../js/pling-kernel.js")
 	// Imported from its text: by path, Node warns that bench/ does not
 	// declare its modules' type.
 	src, err := os.ReadFile("../bench/web/fixture.js")

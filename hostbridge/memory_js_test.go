@@ -19,7 +19,7 @@ import (
 // more, which add 10,000 claims.
 func TestLiveHeapFlatWithReplayWindow(t *testing.T) {
 	fx(t)
-	mod := importJS(t, "../js/pling-surface.js")
+	mod := importJS(t, "../js/pling-kernel.js")
 	src, err := os.ReadFile("../bench/web/fixture.js")
 	if err != nil {
 		t.Fatal(err)

@@ -26,23 +26,26 @@ func importJS(t testing.TB, rel string) js.Value {
 func TestJSRuntime(t *testing.T) { runJSSuite(t, "../js/test/surface.test.mjs") }
 
 // runJSSuite runs the tests a module of js/test exports, one subtest each,
-// with ctx.mod (js/pling-surface.js), ctx.runtime (this binary's), ctx.go
+// with ctx.mod (js/pling-surface.js), ctx.kernel (js/pling-kernel.js, with
+// fromRuntime), ctx.runtime (this binary's), ctx.go
 // (the Go object running it) and ctx.api (the API as loadSurface binds it:
 // entering through the module's exports). Afterwards every surface the
 // tests made is closed and nothing waits.
 func runJSSuite(t *testing.T, suitePath string) {
 	fx(t)
 	mod := importJS(t, "../js/pling-surface.js")
+	kernel := importJS(t, "../js/pling-kernel.js")
 	suite := importJS(t, suitePath)
 	runtime := theRuntime(t)
 	opts := goOpts(t) // exec_node.js (make test-js) publishes the Go object
 	ctx := js.Global().Get("Object").New()
 	ctx.Set("mod", mod)
+	ctx.Set("kernel", kernel)
 	ctx.Set("runtime", runtime)
 	ctx.Set("go", opts.Get("go"))
 	ctx.Set("secret", opts.Get("secret"))
 	js.Global().Set("__plingTestSecret", opts.Get("secret"))
-	ctx.Set("api", mod.Call("fromRuntime", runtime, opts))
+	ctx.Set("api", kernel.Call("fromRuntime", runtime, opts))
 
 	before := baseline(t)
 	tests := suite.Get("tests")

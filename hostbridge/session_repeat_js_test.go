@@ -80,7 +80,7 @@ func TestHostSessionMayAnswerTrueForTheSameSession(t *testing.T) {
 // getter: true exactly when the session's fields are those of the last text.
 func TestModuleSessionGetterRepeats(t *testing.T) {
 	fx(t)
-	mod := importJS(t, "../js/pling-surface.js")
+	mod := importJS(t, "../js/pling-kernel.js")
 	run := js.Global().Call("eval", `(async (mod, runtime) => {
 	  let host;
 	  const api = mod.fromRuntime({ protocol: runtime.protocol, entryKey: runtime.entryKey, stats: () => runtime.stats(),

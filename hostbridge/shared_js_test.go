@@ -143,7 +143,7 @@ func TestSharedCapabilityList(t *testing.T) {
 // direct handle() calls, across repeats and a scope change.
 func TestModuleSharedRepliesMatchDirectAnswers(t *testing.T) {
 	fx(t)
-	mod := importJS(t, "../js/pling-surface.js")
+	mod := importJS(t, "../js/pling-kernel.js")
 	api := mod.Call("fromRuntime", theRuntime(t), goOpts(t))
 	run := js.Global().Call("eval", `(async (api) => {
 	  const origin = "https://shop.example";

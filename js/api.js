@@ -6,15 +6,13 @@
 
 import { WEBMCP_URL } from "./assets.js";
 import { AUTHENTICATE_TIMEOUT_MS, CHANNEL, CONNECT_MEMBERS, DEFAULT_CHANNELS_PER_ORIGIN, DEFAULT_CHANNEL_IDLE_MS, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_SURFACE_RECORD_LIMIT, KERNEL_MAX_REQUEST_BYTES, KERNEL_MAX_RESPONSE_BYTES, LISTEN_OPTION_NAMES, MAX_CHANNELS, MAX_HELD, MAX_SURFACE_RECORD_LIMIT, REQUEST_MEMBERS, SESSION_CODES, SURFACE_PROTOCOL } from "./constants.js";
-import { DESCRIBE_TOO_LARGE, TOO_LARGE, buildHost, isRuntime, kernelOf, kernelOfGo, makeEntries } from "./host.js";
-import { ErrorCtor, MapCtor, PAGE_WINDOW, append, clearTimer, defineProperty, eventDataOf, freeze, hasOwn, isArray, jsonParse, jsonStringify, listIncludes, mapDelete, mapForEach, mapGet, mapSet, mathMin, newList, objectKeys, setTimer } from "./intrinsics.js";
+import { ErrorCtor, MapCtor, PAGE_WINDOW, append, randomUint32s, clearTimer, defineProperty, eventDataOf, freeze, hasOwn, isArray, jsonParse, jsonStringify, listIncludes, mapDelete, mapForEach, mapGet, mapSet, mathMin, newList, objectKeys, setTimer } from "./intrinsics.js";
 import { buildConfig, checkPositive, ownOptions, validateOptions } from "./options.js";
-import { randomUint32s } from "./pling-glue.js";
 import { defineRegistry } from "./registry.js";
 import { sessionGetter } from "./session.js";
 import { applyShared } from "./shared-http.js";
 import { eventField, hubFor, isBareRequest, portEnd, portListen, portSend, postTo, refusePort } from "./transport.js";
-import { RequestError, SurfaceSessionError, failure, isPlainObject, isSerializedOrigin, onlyMembers, own, ownValue, pending, protocolError, requestIdOf, toRequestJSON, unthenable, whenSettled } from "./values.js";
+import { DESCRIBE_TOO_LARGE, RequestError, SurfaceSessionError, TOO_LARGE, failure, isPlainObject, isSerializedOrigin, onlyMembers, own, ownValue, pending, protocolError, requestIdOf, toRequestJSON, unthenable, whenSettled } from "./values.js";
 
 /**
  * The API bound to a kernel source: { up() -> kernel or undefined,
@@ -40,7 +38,7 @@ export function bind(source, withStats) {
     const maxRequestBytes = KERNEL_MAX_REQUEST_BYTES;
     let made; // the error the kernel gave when it refused the options, or the start's
     const instantiate = (kernel) => {
-      const host = buildHost(snapshot, kernel.lane, kernel.deadlines, kernel.entries, (token) => mapGet(sessions, token));
+      const host = kernel.host(snapshot, (token) => mapGet(sessions, token));
       host.reply = (token, out, capsId, capsText) => {
         const reply = mapGet(replies, token);
         if (reply === undefined) return;
@@ -602,7 +600,7 @@ export function bind(source, withStats) {
   // the kernel's code for a describe compiled before an agent's first one.
   function warm() {
     try {
-      const s = createSurface({ __proto__: null, registry: WARM_REGISTRY, execute: warmExecute });
+      const s = createSurface({ __proto__: null, registry: warmRegistry(), execute: warmExecute });
       const end = () => s.close();
       whenSettled(s.describe(), end, end);
     } catch {
@@ -631,26 +629,11 @@ export function bind(source, withStats) {
   return freeze(unthenable(api));
 }
 
-/**
- * Binds the API to a runtime object that was started some other way (the
- * one wasm/main.go publishes). loadSurface is the usual entry point.
- * options.go, the wasm_exec.js Go object that runs the module, is
- * required: every call enters the kernel through the module's exports.
- */
-export function fromRuntime(runtime, options = {}) {
-  if (!isRuntime(runtime)) throw new TypeError(`fromRuntime: not a ${SURFACE_PROTOCOL} runtime`);
-  if (options === null || typeof options !== "object") throw new TypeError("fromRuntime options must be an object");
-  const entries = makeEntries(kernelOfGo(options.go), runtime, options.secret);
-  if (entries === undefined) throw new TypeError("fromRuntime: options.go must be the Go object that runs this runtime");
-  const kernel = kernelOf(runtime, entries);
-  const source = freeze({ __proto__: null, up: () => kernel, start: (_url, done) => done(kernel, undefined), prefetch: () => {}, timings: () => NO_TIMINGS });
-  return bind(source, own(options, "stats") === true);
-}
-const NO_TIMINGS = freeze({ __proto__: null, fetchMs: 0, compileMs: 0, startMs: 0 });
-
-const WARM_REGISTRY = defineRegistry({
+// Made when first needed: a page that never prefetches never builds it.
+let warmRegistryMade;
+const warmRegistry = () => (warmRegistryMade ??= defineRegistry({
   actions: [{ id: "warm.up", description: "Warms the kernel", effect: "read", approval: "none",
     inputSchema: { type: "object", properties: { q: { type: "string", maxLength: 8 } }, additionalProperties: false } }],
   records: [{ id: "W-1", kind: "row", fields: { a: "b" } }],
-});
+}));
 const warmExecute = () => ({ __proto__: null });

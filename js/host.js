@@ -1,6 +1,7 @@
 // host.js: the kernel's host: the functions it calls into the page (the
 // lane, deadlines, buildHost) and the entries through which every call
-// enters it (makeEntries).
+// enters it (makeEntries). Part of pling-kernel.js, loaded when the kernel
+// starts: nothing here looks up a built-in, at evaluation or later.
 //
 // ---------------------------------------------------------------------------
 // The lane: texts between the kernel and the host cross as UTF-8 in two
@@ -9,10 +10,9 @@
 // hostbridge/lane_js.go for the convention and why it is safe).
 
 import { SURFACE_PROTOCOL } from "./constants.js";
-import { MapCtor, TextDecoderCtor, TextEncoderCtor, Uint8ArrayCtor, WeakMapCtor, append, clearTimer, freeze, isArray, jsonParse, jsonStringify, mapDelete, mapForEach, mapSet, mathMax, newList, now, objectAssign, objectCreate, queueMicro, setTimer, textDecode, textEncodeInto, typedArrayBuffer, weakMapGet, weakMapSet } from "./intrinsics.js";
-import { randomUint32s } from "./pling-glue.js";
+import { MapCtor, randomUint32s, TextDecoderCtor, TextEncoderCtor, Uint8ArrayCtor, WeakMapCtor, append, clearTimer, freeze, isArray, jsonParse, mapDelete, mapForEach, mapSet, mathMax, newList, now, objectAssign, objectCreate, queueMicro, setTimer, textDecode, textEncodeInto, typedArrayBuffer, weakMapGet, weakMapSet } from "./intrinsics.js";
 import { sessionGetter } from "./session.js";
-import { failure, isThenable, methodOf, ownValue, pageJSON, settledText, whenSettled } from "./values.js";
+import { isThenable, methodOf, ownValue, pageJSON, settledText, whenSettled } from "./values.js";
 
 const LANE_BYTES = 64 * 1024;
 
@@ -38,8 +38,6 @@ const REPLAYED = 2;
 // Bounds every awaited host Promise but the executor's, as
 // hostbridge.DefaultHostTimeout does.
 const HOST_TIMEOUT_MS = 10000;
-export const TOO_LARGE = jsonStringify(failure("", "INVALID_REQUEST", "request is larger than the size limit"));
-export const DESCRIBE_TOO_LARGE = jsonStringify({ ok: false, error: { code: "INVALID_REQUEST", message: "describe input is larger than the size limit" } });
 
 /**
  * A limiter's decision as a number: 0 allowed, > 0 denied with that
@@ -557,7 +555,15 @@ export function isRuntime(rt) {
   return rt !== null && typeof rt === "object" && typeof rt.create === "function" && rt.protocol === SURFACE_PROTOCOL;
 }
 
-/** A kernel of one Go program: its runtime and entries, and the lane and deadlines its surfaces share. */
+/**
+ * A kernel of one Go program: its runtime and entries, the lane its
+ * surfaces share, and host(options, sessionOf), which builds the host
+ * functions of one surface (buildHost) on that lane and the kernel's
+ * deadlines.
+ */
 export function kernelOf(runtime, entries) {
-  return freeze({ __proto__: null, runtime, entries, lane: makeLane(), deadlines: makeDeadlines() });
+  const lane = makeLane();
+  const deadlines = makeDeadlines();
+  const host = (options, sessionOf) => buildHost(options, lane, deadlines, entries, sessionOf);
+  return freeze({ __proto__: null, runtime, entries, lane, host });
 }

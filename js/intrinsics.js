@@ -131,6 +131,50 @@ export const windowPostMessage = PAGE_WINDOW !== undefined ? PAGE_WINDOW.postMes
 export const CRYPTO = globalThis.crypto;
 export const cryptoGetRandomValues = capturedMethod(globalThis.Crypto, "getRandomValues");
 
+/** Random bits from the crypto captured at load: per-load secrets, tokens. */
+export function randomUint32s(n) {
+  const a = new Uint32ArrayCtor(n);
+  cryptoGetRandomValues(CRYPTO, a);
+  return a;
+}
+
+// What the Go glue (pling-glue.js) calls, captured here with the rest: the
+// glue is loaded when the kernel starts, after any later script.
+export const { construct: reflectConstruct, get: reflectGet, set: reflectSet, deleteProperty: reflectDeleteProperty } = Reflect;
+export const functionBind = FunctionPrototype.bind;
+export const hasInstance = FunctionPrototype[Symbol.hasInstance];
+const protoGetter = (proto, name) => uncurryThis(getOwnPropertyDescriptor(proto, name).get);
+export const DataViewCtor = DataView;
+export const dvGetUint32 = uncurryThis(DataView.prototype.getUint32);
+export const dvGetInt32 = uncurryThis(DataView.prototype.getInt32);
+export const dvGetFloat64 = uncurryThis(DataView.prototype.getFloat64);
+export const dvSetUint32 = uncurryThis(DataView.prototype.setUint32);
+export const dvSetInt32 = uncurryThis(DataView.prototype.setInt32);
+export const dvSetFloat64 = uncurryThis(DataView.prototype.setFloat64);
+export const dvSetUint8 = uncurryThis(DataView.prototype.setUint8);
+export const Uint32ArrayCtor = Uint32Array;
+export const Uint8ClampedArrayCtor = Uint8ClampedArray;
+const TypedArrayPrototype = getPrototypeOf(Uint8Array.prototype);
+export const typedSet = uncurryThis(TypedArrayPrototype.set);
+export const typedByteOffset = protoGetter(TypedArrayPrototype, "byteOffset");
+// undefined for anything but a typed array: a brand check that no
+// Symbol.hasInstance or constructor a later script defines can answer.
+export const typedTag = protoGetter(TypedArrayPrototype, Symbol.toStringTag);
+export const instanceExports = protoGetter(WebAssembly.Instance.prototype, "exports");
+export const memoryBuffer = protoGetter(WebAssembly.Memory.prototype, "buffer");
+export const mapHas = uncurryThis(Map.prototype.has);
+export const textEncoder = new TextEncoder();
+export const textDecoder = new TextDecoder("utf-8");
+export const textEncode = uncurryThis(TextEncoder.prototype.encode);
+export const mathFloor = Math.floor;
+export const PERFORMANCE = globalThis.performance;
+export const performanceNow = uncurryThis(PERFORMANCE.now);
+const CONSOLE = globalThis.console;
+/** The console's log, bound to the console as it was at load; undefined without one. */
+export const consoleLog = CONSOLE !== undefined && typeof CONSOLE.log === "function" ? reflectApply(functionBind, CONSOLE.log, [CONSOLE]) : undefined;
+export const stringLastIndexOf = uncurryThis(String.prototype.lastIndexOf);
+export const stringSlice = uncurryThis(String.prototype.slice);
+
 /**
  * A list to fill by assignment. An array asks its prototypes for a setter
  * of every index it grows into (push included), and a later script can put

@@ -4,14 +4,16 @@
 // The page's kernel: surface.wasm on the glue of pling-glue.js, started when
 // a surface of this module is first called (or loadSurface, ready() or
 // start: "eager" asks), with the fetch and WebAssembly functions captured
-// when this module was evaluated. Its global object is a record of the
-// glue's, so the runtime wasm/main.go publishes reaches ready here and
-// nowhere else (nothing goes on globalThis).
+// when this module was evaluated. The glue and the host functions are
+// pling-kernel.js, imported then too, while the module downloads: the
+// first script is what every visitor pays for, the kernel's host only
+// pages an agent speaks to. Its global object is a record of the glue's, so
+// the runtime wasm/main.go publishes reaches startModule and nowhere else
+// (nothing goes on globalThis).
 
-import { WASM_FILE } from "./assets.js";
-import { isRuntime, kernelOf, makeEntries } from "./host.js";
-import { BASE_AT_LOAD, ErrorCtor, PAGE_WINDOW, REQUEST_IDLE, StringCtor, URLCtor, WA_INSTANCE, WA_MODULE, XHR, addListener, append, freeze, newList, now, reflectApply, setTimer, urlHrefOf, xhrOpen, xhrResponseOf, xhrSend, xhrSetResponseType, xhrStatusOf } from "./intrinsics.js";
-import { goGlue } from "./pling-glue.js";
+import { KERNEL_URL, WASM_FILE } from "./assets.js";
+import { BASE_AT_LOAD, ErrorCtor, PAGE_WINDOW, REQUEST_IDLE, StringCtor, URLCtor, WA_MODULE, XHR, addListener, append, freeze, newList, now, reflectApply, setTimer, urlHrefOf, xhrOpen, xhrResponseOf, xhrSend, xhrSetResponseType, xhrStatusOf } from "./intrinsics.js";
+import { whenSettled } from "./values.js";
 
 function resolveURL(given) {
   if (given === undefined) return urlHrefOf(new URLCtor(WASM_FILE, import.meta.url));
@@ -114,32 +116,51 @@ export function startKernel(wasmURL, done) {
       }
     }
   };
-  compileKernel(wasmURL, (st) => {
-    if (st.module === undefined) {
-      finish(undefined, st.error);
+  // The compiled module and the kernel's host, fetched side by side.
+  let compiled;
+  let host;
+  const both = () => {
+    if (compiled === undefined || host === undefined) return;
+    if (compiled.module === undefined || host.mod === undefined) {
+      finish(undefined, compiled.module === undefined ? compiled.error : host.error);
       return;
     }
     const t2 = now();
-    let runtime;
     try {
-      const glue = goGlue({
-        ready: (rt) => {
-          if (runtime === undefined) runtime = rt;
-        },
-        exit: undefined,
-      });
-      const instance = new WA_INSTANCE(st.module, glue.importObject);
-      const exports = glue.run(instance); // main runs until it waits, publishing its runtime on the way
-      if (glue.exited()) throw new ErrorCtor("the surface runtime exited");
-      if (!isRuntime(runtime)) throw new ErrorCtor("the surface runtime did not start");
-      const entries = makeEntries({ __proto__: null, exports, resume: glue.resume, exited: glue.exited }, runtime, undefined);
-      if (entries === undefined) throw new ErrorCtor("the surface runtime refused its entries");
-      startTimings = freeze({ __proto__: null, fetchMs: st.fetchMs, compileMs: st.compileMs, startMs: now() - t2 });
-      finish(kernelOf(runtime, entries), undefined);
+      const kernel = host.mod.startModule(compiled.module);
+      startTimings = freeze({ __proto__: null, fetchMs: compiled.fetchMs, compileMs: compiled.compileMs, startMs: now() - t2 });
+      finish(kernel, undefined);
     } catch (e) {
       finish(undefined, e);
     }
+  };
+  loadHost((h) => {
+    host = h;
+    both();
   });
+  compileKernel(wasmURL, (st) => {
+    compiled = st;
+    both();
+  });
+}
+
+// pling-kernel.js once imported: { mod } or { error }. A failed import is
+// not kept, so the next start asks again (the browser may answer from its
+// module map).
+let hostModule;
+function loadHost(done) {
+  if (hostModule !== undefined) {
+    done(hostModule);
+    return;
+  }
+  try {
+    whenSettled(import(KERNEL_URL), (mod) => {
+      hostModule = freeze({ __proto__: null, mod, error: undefined });
+      done(hostModule);
+    }, (e) => done(freeze({ __proto__: null, mod: undefined, error: e })));
+  } catch (e) {
+    done(freeze({ __proto__: null, mod: undefined, error: e }));
+  }
 }
 
 // prefetch: "idle": when the page is idle, the module is downloaded and
@@ -155,6 +176,7 @@ function prefetchKernel(wasmURL, warm) {
   if (kernelUp !== undefined || compiling !== undefined || starting !== undefined) return;
   whenIdle(() => {
     if (kernelUp !== undefined || compiling !== undefined || starting !== undefined) return;
+    loadHost(() => {});
     compileKernel(wasmURL, (st) => {
       if (st.module === undefined) return;
       whenIdle(() => startKernel(wasmURL, (kernel) => {

@@ -3,10 +3,11 @@
 //
 // It implements the same imports as wasm_exec.js (runtime.* and
 // syscall/js.*), with two differences that make the kernel unreachable for
-// a script that runs after this module was evaluated:
+// a script that runs after the first script was evaluated:
 //
-//   - Every built-in it uses is captured when the module is evaluated and
-//     called without being looked up again: the memory's buffer, the
+//   - Every built-in it uses was captured by the first script
+//     (intrinsics.js) and is called without being looked up again, so the
+//     glue may itself be loaded late, when the kernel starts: the memory's buffer, the
 //     instance's exports, DataView and typed array methods, Reflect, Map,
 //     the clock, timers, randomness and the text codecs. wasm_exec.js looks
 //     most of these up on every crossing, where a later script could
@@ -24,79 +25,7 @@
 // The imports are those of the Go release the project builds with
 // (GOROOT/lib/wasm/wasm_exec.js); js/test/glue.test.mjs fails when the
 // module asks for one this file does not provide.
-
-const {
-  freeze,
-  defineProperty,
-  setPrototypeOf,
-  getOwnPropertyDescriptor,
-  getPrototypeOf,
-  create: objectCreate,
-} = Object;
-const {
-  apply: reflectApply,
-  construct: reflectConstruct,
-  get: reflectGet,
-  set: reflectSet,
-  deleteProperty: reflectDeleteProperty,
-} = Reflect;
-const FunctionPrototype = Function.prototype;
-const uncurryThis = FunctionPrototype.bind.bind(FunctionPrototype.call);
-const functionBind = FunctionPrototype.bind;
-const hasInstance = FunctionPrototype[Symbol.hasInstance];
-const getterOf = (proto, name) => uncurryThis(getOwnPropertyDescriptor(proto, name).get);
-
-const DataViewCtor = DataView;
-const dvGetUint32 = uncurryThis(DataView.prototype.getUint32);
-const dvGetInt32 = uncurryThis(DataView.prototype.getInt32);
-const dvGetFloat64 = uncurryThis(DataView.prototype.getFloat64);
-const dvSetUint32 = uncurryThis(DataView.prototype.setUint32);
-const dvSetInt32 = uncurryThis(DataView.prototype.setInt32);
-const dvSetFloat64 = uncurryThis(DataView.prototype.setFloat64);
-const dvSetUint8 = uncurryThis(DataView.prototype.setUint8);
-
-const Uint8ArrayCtor = Uint8Array;
-const Uint32ArrayCtor = Uint32Array;
-const Uint8ClampedArrayCtor = Uint8ClampedArray;
-const TypedArrayPrototype = getPrototypeOf(Uint8Array.prototype);
-const typedSet = uncurryThis(TypedArrayPrototype.set);
-const typedBuffer = getterOf(TypedArrayPrototype, "buffer");
-const typedByteOffset = getterOf(TypedArrayPrototype, "byteOffset");
-const typedLength = getterOf(TypedArrayPrototype, "length");
-// undefined for anything but a typed array: a brand check that no
-// Symbol.hasInstance or constructor a later script defines can answer.
-const typedTag = getterOf(TypedArrayPrototype, Symbol.toStringTag);
-
-const instanceExports = getterOf(WebAssembly.Instance.prototype, "exports");
-const memoryBuffer = getterOf(WebAssembly.Memory.prototype, "buffer");
-
-const MapCtor = Map;
-const mapGet = uncurryThis(Map.prototype.get);
-const mapSet = uncurryThis(Map.prototype.set);
-const mapHas = uncurryThis(Map.prototype.has);
-const mapDelete = uncurryThis(Map.prototype.delete);
-
-const encoder = new TextEncoder();
-const decoder = new TextDecoder("utf-8");
-const encode = uncurryThis(TextEncoder.prototype.encode);
-const decode = uncurryThis(TextDecoder.prototype.decode);
-
-const StringCtor = String;
-const ErrorCtor = Error;
-const mathFloor = Math.floor;
-const mathMin = Math.min;
-const dateNow = Date.now;
-const perf = globalThis.performance;
-const perfNow = uncurryThis(perf.now);
-const setTimer = globalThis.setTimeout;
-const clearTimer = globalThis.clearTimeout;
-const cryptoObject = globalThis.crypto;
-const getRandomValues = uncurryThis(cryptoObject.getRandomValues);
-const consoleObject = globalThis.console;
-const consoleLog = consoleObject !== undefined ? uncurryThis(consoleObject.log) : undefined;
-const stringLastIndexOf = uncurryThis(String.prototype.lastIndexOf);
-const stringSlice = uncurryThis(String.prototype.slice);
-
+import { CRYPTO, DataViewCtor, ErrorCtor, MapCtor, PERFORMANCE, StringCtor, Uint8ArrayCtor, Uint8ClampedArrayCtor, clearTimer, consoleLog, cryptoGetRandomValues, dateNow, defineProperty, dvGetFloat64, dvGetInt32, dvGetUint32, dvSetFloat64, dvSetInt32, dvSetUint32, dvSetUint8, freeze, functionBind, hasInstance, instanceExports, mapDelete, mapGet, mapHas, mapSet, mathFloor, mathMin, memoryBuffer, objectCreate, performanceNow, reflectApply, reflectConstruct, reflectDeleteProperty, reflectGet, reflectSet, setPrototypeOf, setTimer, stringLastIndexOf, stringSlice, textDecode, textDecoder, textEncode, textEncoder, typedArrayBuffer, typedArrayLength, typedByteOffset, typedSet, typedTag } from "./intrinsics.js";
 /** An array without prototype: filled by assignment, which no index setter sees. */
 function bareList() {
   const a = [];
@@ -108,13 +37,6 @@ function enosys() {
   const err = new ErrorCtor("not implemented");
   defineProperty(err, "code", { __proto__: null, value: "ENOSYS", enumerable: true, writable: true, configurable: true });
   return err;
-}
-
-/** Random bits from the crypto captured at load: a per-load secret. */
-export function randomUint32s(n) {
-  const a = new Uint32ArrayCtor(n);
-  getRandomValues(cryptoObject, a);
-  return a;
 }
 
 // What the Go program reads from its global object, and nothing else:
@@ -138,10 +60,10 @@ function makeGlobal(ready, write) {
   fs.constants = freeze({ __proto__: null, O_WRONLY: -1, O_RDWR: -1, O_CREAT: -1, O_TRUNC: -1, O_APPEND: -1, O_EXCL: -1, O_DIRECTORY: -1 });
   fs.writeSync = (fd, buf) => {
     write(buf);
-    return typedLength(buf);
+    return typedArrayLength(buf);
   };
   fs.write = (fd, buf, offset, length, position, callback) => {
-    if (offset !== 0 || length !== typedLength(buf) || position !== null) {
+    if (offset !== 0 || length !== typedArrayLength(buf) || position !== null) {
       callback(enosys());
       return;
     }
@@ -211,10 +133,10 @@ export function goGlue({ ready, exit }) {
   let exited = false;
   let output = "";
   const write = (buf) => {
-    output += decode(decoder, buf);
+    output += textDecode(textDecoder, buf);
     const nl = stringLastIndexOf(output, "\n");
     if (nl !== -1) {
-      if (consoleLog !== undefined) consoleLog(consoleObject, stringSlice(output, 0, nl));
+      if (consoleLog !== undefined) consoleLog(stringSlice(output, 0, nl));
       output = stringSlice(output, nl + 1);
     }
   };
@@ -304,7 +226,7 @@ export function goGlue({ ready, exit }) {
   const loadString = (addr) => {
     const saddr = getInt64(addr + 0);
     const len = getInt64(addr + 8);
-    return decode(decoder, new DataViewCtor(buffer(), saddr, len));
+    return textDecode(textDecoder, new DataViewCtor(buffer(), saddr, len));
   };
   const isBytes = (v) => {
     const tag = typedTag(v);
@@ -318,8 +240,8 @@ export function goGlue({ ready, exit }) {
       dvSetUint8(mem, sp + 48, 0);
       return;
     }
-    const n = mathMin(typedLength(src), typedLength(dst));
-    typedSet(dst, new Uint8ArrayCtor(typedBuffer(src), typedByteOffset(src), n));
+    const n = mathMin(typedArrayLength(src), typedArrayLength(dst));
+    typedSet(dst, new Uint8ArrayCtor(typedArrayBuffer(src), typedByteOffset(src), n));
     setInt64(sp + 40, n);
     dvSetUint8(mem, sp + 48, 1);
   };
@@ -351,7 +273,7 @@ export function goGlue({ ready, exit }) {
     }
   };
 
-  const timeOrigin = dateNow() - perfNow(perf);
+  const timeOrigin = dateNow() - performanceNow(PERFORMANCE);
   const gojs = {
     __proto__: null,
     // Go's SP does not change while no Go code runs, but a call into
@@ -374,7 +296,7 @@ export function goGlue({ ready, exit }) {
     },
     "runtime.nanotime1": (sp) => {
       sp >>>= 0;
-      setInt64(sp + 8, (timeOrigin + perfNow(perf)) * 1000000);
+      setInt64(sp + 8, (timeOrigin + performanceNow(PERFORMANCE)) * 1000000);
     },
     "runtime.walltime": (sp) => {
       sp >>>= 0;
@@ -400,7 +322,7 @@ export function goGlue({ ready, exit }) {
     },
     "runtime.getRandomData": (sp) => {
       sp >>>= 0;
-      getRandomValues(cryptoObject, loadSlice(sp + 8));
+      cryptoGetRandomValues(CRYPTO, loadSlice(sp + 8));
     },
     "syscall/js.finalizeRef": (sp) => {
       sp >>>= 0;
@@ -460,15 +382,15 @@ export function goGlue({ ready, exit }) {
       const v = loadValue(sp + 8);
       let n;
       if (typeof v === "string") n = v.length;
-      else if (typedTag(v) !== undefined) n = typedLength(v);
+      else if (typedTag(v) !== undefined) n = typedArrayLength(v);
       else n = reflectGet(v, "length");
       setInt64(sp + 16, typeof n === "number" ? n : NaN);
     },
     "syscall/js.valuePrepareString": (sp) => {
       sp >>>= 0;
-      const str = encode(encoder, StringCtor(loadValue(sp + 8)));
+      const str = textEncode(textEncoder, StringCtor(loadValue(sp + 8)));
       storeValue(sp + 16, str);
-      setInt64(sp + 24, typedLength(str));
+      setInt64(sp + 24, typedArrayLength(str));
     },
     "syscall/js.valueLoadString": (sp) => {
       sp >>>= 0;
@@ -494,7 +416,7 @@ export function goGlue({ ready, exit }) {
       copyBytes(sp, loadValue(sp + 8), loadSlice(sp + 16), true);
     },
     debug: (value) => {
-      if (consoleLog !== undefined) consoleLog(consoleObject, value);
+      if (consoleLog !== undefined) consoleLog(value);
     },
   };
 
@@ -516,8 +438,8 @@ export function goGlue({ ready, exit }) {
       // argv ["js"] and no environment, as wasm_exec.js writes them: at
       // 4096, the string, then the pointers (argv, 0, 0).
       let offset = 4096;
-      const arg = encode(encoder, "js\0");
-      typedSet(new Uint8ArrayCtor(buffer(), offset, typedLength(arg)), arg);
+      const arg = textEncode(textEncoder, "js\0");
+      typedSet(new Uint8ArrayCtor(buffer(), offset, typedArrayLength(arg)), arg);
       const argPtr = offset;
       offset += 8;
       const argv = offset;

@@ -447,7 +447,7 @@ export interface FromRuntimeOptions {
   stats?: boolean;
 }
 
-export declare function fromRuntime(runtime: SurfaceRuntime, options: FromRuntimeOptions): SurfaceAPI;
+// fromRuntime, for a host that runs the module itself: pling-kernel.d.ts.
 
 /**
  * @internal What pling-webmcp.js takes from this module: WebMCP's registry

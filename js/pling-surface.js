@@ -20,16 +20,18 @@ import { own, pending } from "./values.js";
 export { SURFACE_PROTOCOL, DEFAULT_SURFACE_RECORD_LIMIT, MAX_SURFACE_RECORD_LIMIT } from "./constants.js";
 export { SurfaceSessionError } from "./values.js";
 export { defineRegistry } from "./registry.js";
-export { fromRuntime } from "./api.js";
 export { applyShared, httpAdapter, httpGuard, httpLimiter } from "./shared-http.js";
 export { webmcpKit } from "./webmcp-kit.js";
 
-// Not API. What pling-shared.js, loaded when first needed, takes from the
-// first script: bundled, its imports of these modules name this file, so
-// it binds to what was captured when the page loaded.
-export { AbortControllerCtor, ErrorCtor, IDBKeyRangeCtor, IDB_NATIVE, INDEXED_DB, StringCtor, Uint8ArrayCtor, WeakMapCtor, XHR, abortController, abortSignalOf, addListener, clearTimer, dateNow, domStringListContains, freeze, hasOwn, idbClose, idbCreateIndex, idbCreateStore, idbCursorContinue, idbCursorDelete, idbFactoryDelete, idbFactoryOpen, idbIndexKeyPath, idbIndexMultiEntry, idbIndexNames, idbIndexOpenCursor, idbIndexUnique, idbMissing, idbRequestError, idbRequestResult, idbStoreAutoIncrement, idbStoreGet, idbStoreIndex, idbStoreKeyPath, idbStoreNames, idbStorePut, idbTransaction, idbTxAbort, idbTxError, idbTxStore, idbUpperBound, isArray, jsonParse, jsonStringify, mathCeil, numberIsFinite, objectKeys, reflectApply, responseStatusOf, responseText, setPrototypeOf, setTimer, stringCharCodeAt, typedArrayBuffer, typedArrayLength, weakMapDelete, weakMapGet, weakMapSet, xhrAbort, xhrOpen, xhrSend, xhrSetCredentials, xhrSetHeader, xhrStatusOf, xhrTextOf, xhrURLOf } from "./intrinsics.js";
+// Not API. What the modules loaded when first needed (pling-kernel.js,
+// pling-shared.js) take from the first script: bundled, their imports of
+// these modules name this file, so they bind to what was captured when the
+// page loaded.
+export * from "./intrinsics.js";
 export { DEFAULT_TIMEOUT_MS, positive } from "./shared-http.js";
-export { onlyMembers, own, ownOr, ownValue, pending, whenSettled } from "./values.js";
+export { isThenable, methodOf, onlyMembers, own, ownOr, ownValue, pageJSON, pending, settledText, whenSettled } from "./values.js";
+export { sessionGetter } from "./session.js";
+export { bind } from "./api.js";
 
 
 const PAGE_API = bind(PAGE_KERNEL, false);

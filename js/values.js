@@ -23,6 +23,11 @@ export function failure(id, code, message) {
   return { protocol: SURFACE_PROTOCOL, id, ok: false, error: { code, message } };
 }
 
+// The refusals of a message too large to hand to the kernel, written once
+// at load: JSON.stringify of an object asks its prototype for toJSON.
+export const TOO_LARGE = jsonStringify(failure("", "INVALID_REQUEST", "request is larger than the size limit"));
+export const DESCRIBE_TOO_LARGE = jsonStringify({ ok: false, error: { code: "INVALID_REQUEST", message: "describe input is larger than the size limit" } });
+
 /**
  * The then method to wait for on v, or undefined when v is a value. Only a
  * native Promise, an object with a then of its own, or an instance of a class

@@ -62,6 +62,7 @@ type Bundle struct {
 // Runtime is the table of the runtime directory.
 var Runtime = []Bundle{
 	{Entry: "pling-surface.js", Out: "pling-surface.js", Kind: Module, First: true},
+	{Entry: "pling-kernel.js", Out: "pling-kernel.js", Kind: Module, Hashed: true, Asset: "kernel", Redirect: true},
 	{Entry: "pling-webmcp.js", Out: "pling-webmcp.js", Kind: Module, Hashed: true, Asset: "webmcp", Redirect: true},
 	{Entry: "pling-shared.js", Out: "pling-shared.js", Kind: Module, Redirect: true},
 	{Entry: "pling-surface.global.js", Out: "pling-surface.global.js", Kind: Classic},

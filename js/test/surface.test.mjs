@@ -337,9 +337,9 @@ test("values JSON cannot hold are refused, undefined members are left out", asyn
   surface.close();
 });
 
-test("an oversize request is refused before the kernel", async ({ api, runtime, mod, go }) => {
+test("an oversize request is refused before the kernel", async ({ api, runtime, mod, kernel, go }) => {
   const { spy, go: spyGo, log } = spyRuntime(runtime, go);
-  const sapi = mod.fromRuntime(spy, { go: spyGo });
+  const sapi = kernel.fromRuntime(spy, { go: spyGo });
   const { surface } = page(sapi);
   const res = await surface.handle(invokeReq("big", "orders.search", { q: "x".repeat(70 * 1024) }));
   eq([res.ok, res.id, res.error.code], [false, "big", "INVALID_REQUEST"], "oversize");
@@ -350,9 +350,9 @@ test("an oversize request is refused before the kernel", async ({ api, runtime, 
   surface.close();
 });
 
-test("one wide object shared many times in a request cannot multiply the reading", async ({ runtime, mod, go }) => {
+test("one wide object shared many times in a request cannot multiply the reading", async ({ runtime, mod, kernel, go }) => {
   const { spy, go: spyGo, log } = spyRuntime(runtime, go);
-  const { surface, execs } = page(mod.fromRuntime(spy, { go: spyGo }));
+  const { surface, execs } = page(kernel.fromRuntime(spy, { go: spyGo }));
   // A structured clone keeps shared references. One object of 4,096
   // members, all undefined (so written as nothing), appears 1,000 times:
   // a message of about 5,000 values whose reading would visit 4 million
@@ -372,9 +372,9 @@ test("one wide object shared many times in a request cannot multiply the reading
   surface.close();
 });
 
-test("a refusal before the kernel echoes only an id that passes the id rules", async ({ runtime, mod, go }) => {
+test("a refusal before the kernel echoes only an id that passes the id rules", async ({ runtime, mod, kernel, go }) => {
   const { spy, go: spyGo, log } = spyRuntime(runtime, go);
-  const { surface } = page(mod.fromRuntime(spy, { go: spyGo }));
+  const { surface } = page(kernel.fromRuntime(spy, { go: spyGo }));
   const big = { q: "x".repeat(70 * 1024) }; // refused here, never sent to Go
   const cases = [
     ["an 8 MiB id", "i".repeat(8 << 20), ""],
@@ -421,12 +421,12 @@ test("handle answers malformed requests with the kernel's codes", async ({ api }
   surface.close();
 });
 
-test("handle never rejects, even when the runtime breaks or the surface is closed", async ({ api, runtime, mod, go }) => {
+test("handle never rejects, even when the runtime breaks or the surface is closed", async ({ api, runtime, mod, kernel, go }) => {
   const { spy, go: spyGo } = spyRuntime(runtime, go);
   // A Go program that has exited: its exports throw.
   const exited = () => { throw new Error("Go program has already exited"); };
   const broken = { ...spyGo, _inst: { exports: { ...spyGo._inst.exports, pling_handle: exited, pling_describe: exited } } };
-  const { surface } = page(mod.fromRuntime(spy, { go: broken }));
+  const { surface } = page(kernel.fromRuntime(spy, { go: broken }));
   const res = await surface.handle(describeReq("b1"));
   eq([res.ok, res.id, res.error.code], [false, "b1", "INTERNAL_ERROR"], "broken runtime");
   await rejects(surface.describe(), (e) => eq(e.code, "INTERNAL_ERROR", "describe code"), "describe on a broken runtime");
@@ -1047,9 +1047,9 @@ test("same-window request: reply to the window at its own origin", ({ api }) => 
   eq(win.listenerCount(), 1, "listeners after close");
 }));
 
-test("messages that are not for the surface never reach the kernel", ({ api, runtime, mod, go }) => withWindow(async (win) => {
+test("messages that are not for the surface never reach the kernel", ({ api, runtime, mod, kernel, go }) => withWindow(async (win) => {
   const { spy, go: spyGo, log } = spyRuntime(runtime, go);
-  const { surface } = page(mod.fromRuntime(spy, { go: spyGo }));
+  const { surface } = page(kernel.fromRuntime(spy, { go: spyGo }));
   surface.listen({ allowedOrigins: [EXT] });
   const stranger = otherWindow();
   const sends = [
@@ -1086,9 +1086,9 @@ test("another window is served only from an exact allowed origin, and answered t
   surface.close();
 }));
 
-test("a wrapper with extra members is refused with INVALID_REQUEST and runs nothing", ({ api, runtime, mod, go }) => withWindow(async (win) => {
+test("a wrapper with extra members is refused with INVALID_REQUEST and runs nothing", ({ api, runtime, mod, kernel, go }) => withWindow(async (win) => {
   const { spy, go: spyGo, log } = spyRuntime(runtime, go);
-  const { surface, execs } = page(mod.fromRuntime(spy, { go: spyGo }));
+  const { surface, execs } = page(kernel.fromRuntime(spy, { go: spyGo }));
   surface.listen();
   message(win, request(invokeReq("x2", "orders.search", {}), { session: session() }));
   await settle(() => win.posted.length === 1, "reply");
@@ -1098,9 +1098,9 @@ test("a wrapper with extra members is refused with INVALID_REQUEST and runs noth
   surface.close();
 }));
 
-test("maxMessageBytes bounds a request before the kernel", ({ api, runtime, mod, go }) => withWindow(async (win) => {
+test("maxMessageBytes bounds a request before the kernel", ({ api, runtime, mod, kernel, go }) => withWindow(async (win) => {
   const { spy, go: spyGo, log } = spyRuntime(runtime, go);
-  const { surface } = page(mod.fromRuntime(spy, { go: spyGo }));
+  const { surface } = page(kernel.fromRuntime(spy, { go: spyGo }));
   surface.listen({ maxMessageBytes: 200 });
   message(win, request(invokeReq("big", "orders.search", { q: "y".repeat(300) })));
   message(win, request(invokeReq("small", "orders.search", { q: "y" })));
@@ -1241,11 +1241,11 @@ test("options a later script plants before createSurface and listen count for no
   for (const [name, patch] of cases) eq(await run(patch), want, name);
 }));
 
-test("private channel: authenticate, per-port session, credential kept out", ({ api, runtime, mod, go }) => withWindow(async (win) => {
+test("private channel: authenticate, per-port session, credential kept out", ({ api, runtime, mod, kernel, go }) => withWindow(async (win) => {
   const { spy, go: spyGo, log } = spyRuntime(runtime, go);
   const events = [];
   const seen = [];
-  const { surface } = page(mod.fromRuntime(spy, { go: spyGo }), { session: () => session(), onAudit: (e) => events.push(e) });
+  const { surface } = page(kernel.fromRuntime(spy, { go: spyGo }), { session: () => session(), onAudit: (e) => events.push(e) });
   surface.listen({
     allowedOrigins: [EXT],
     authenticate: async ({ credential, origin }) => {
@@ -1798,9 +1798,9 @@ test("16 invokes in flight, their executors settling in random order, each get t
   surface.close();
 });
 
-test("answers are posted once no export is on the stack, in the kernel's order", ({ runtime, mod, go }) => withWindow(async (win) => {
+test("answers are posted once no export is on the stack, in the kernel's order", ({ runtime, mod, kernel, go }) => withWindow(async (win) => {
   const { spy, go: spyGo, log } = spyRuntime(runtime, go);
-  const sapi = mod.fromRuntime(spy, { go: spyGo });
+  const sapi = kernel.fromRuntime(spy, { go: spyGo });
   const depths = [];
   const post = win.postMessage;
   win.postMessage = (message, targetOrigin) => {
@@ -1864,7 +1864,7 @@ test("a private channel's session getter is reached through the exports", ({ api
   }
 }));
 
-test("without the Go object, or with another module's, fromRuntime refuses", async ({ mod, runtime, go }) => {
+test("without the Go object, or with another module's, fromRuntime refuses", async ({ mod, kernel, runtime, go }) => {
   const foreign = {
     _inst: { exports: {
       pling_entry_key: () => runtime.entryKey + 1,
@@ -1877,12 +1877,12 @@ test("without the Go object, or with another module's, fromRuntime refuses", asy
   };
   // The exports are the only way in: no Go object, or another module's, is
   // a TypeError before anything reaches a kernel.
-  throwsType(() => mod.fromRuntime(runtime), "no Go object");
-  throwsType(() => mod.fromRuntime(runtime, {}), "no go member");
-  throwsType(() => mod.fromRuntime(runtime, { go: foreign }), "another module's Go object");
-  throwsType(() => mod.fromRuntime(runtime, { go: { _inst: { exports: {} }, _resume() {} } }), "a Go object without the exports");
+  throwsType(() => kernel.fromRuntime(runtime), "no Go object");
+  throwsType(() => kernel.fromRuntime(runtime, {}), "no go member");
+  throwsType(() => kernel.fromRuntime(runtime, { go: foreign }), "another module's Go object");
+  throwsType(() => kernel.fromRuntime(runtime, { go: { _inst: { exports: {} }, _resume() {} } }), "a Go object without the exports");
   // The right Go object is used, for every call.
-  const { surface } = page(mod.fromRuntime(runtime, { go }), { execute: async () => ({ title: "ok" }) });
+  const { surface } = page(kernel.fromRuntime(runtime, { go }), { execute: async () => ({ title: "ok" }) });
   const before = fastEntries(runtime);
   eq((await surface.handle(describeReq("g"))).ok, true, "with the Go object");
   eq(fastEntries(runtime) - before, 1, "a describe is one export call");
@@ -1890,7 +1890,7 @@ test("without the Go object, or with another module's, fromRuntime refuses", asy
   eq([r.ok, r.result], [true, { title: "ok" }], "invoke");
   eq(fastEntries(runtime) - before, 3, "an invoke whose executor answers later is two export calls");
   surface.close();
-  throwsType(() => mod.fromRuntime(runtime, null), "null options");
+  throwsType(() => kernel.fromRuntime(runtime, null), "null options");
 });
 
 
@@ -1919,11 +1919,11 @@ test("a second surface cannot listen for an app name another one listens for", (
   second.close();
 }));
 
-test("the runtime's counters reach only a page that asked for them", async ({ mod, runtime, go }) => {
-  eq(typeof api0(mod, runtime, go, false).stats, "undefined", "without stats: true");
-  eq(typeof api0(mod, runtime, go, true).stats().pendingAwaits, "number", "with stats: true");
+test("the runtime's counters reach only a page that asked for them", async ({ mod, kernel, runtime, go }) => {
+  eq(typeof api0(kernel, runtime, go, false).stats, "undefined", "without stats: true");
+  eq(typeof api0(kernel, runtime, go, true).stats().pendingAwaits, "number", "with stats: true");
 });
 
-function api0(mod, runtime, go, stats) {
-  return mod.fromRuntime(runtime, { go, secret: globalThis.__plingTestSecret, stats });
+function api0(kernel, runtime, go, stats) {
+  return kernel.fromRuntime(runtime, { go, secret: globalThis.__plingTestSecret, stats });
 }
