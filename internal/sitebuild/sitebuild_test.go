@@ -284,17 +284,33 @@ func TestRuntimeTable(t *testing.T) {
 		t.Error("the WebMCP bundle does not import ./pling-surface.js")
 	}
 	first := read(t, out, "pling-surface.js")
+	kernel := read(t, out, res.Assets["kernel"])
+	if !strings.Contains(kernel, `from"./pling-surface.js"`) {
+		t.Error("the kernel's host does not import ./pling-surface.js")
+	}
 	// Strings only the first script's modules hold.
-	for _, s := range []string{"the surface runtime refused its entries", "runtime.wasmExit"} {
+	for _, s := range []string{"loadSurface options must be an object", "no XMLHttpRequest to fetch the kernel with"} {
 		if !strings.Contains(first, s) {
 			t.Fatalf("the sentinel %q is not in the first script: choose another", s)
 		}
-		if strings.Contains(webmcp, s) {
-			t.Errorf("the WebMCP bundle holds a copy of the first script (%q)", s)
+		if strings.Contains(webmcp, s) || strings.Contains(kernel, s) {
+			t.Errorf("a bundle loaded later holds a copy of the first script (%q)", s)
 		}
 	}
-	if !strings.Contains(first, `"`+res.Assets["webmcp"]+`"`) || !strings.Contains(first, `"`+res.Assets["wasm"]+`"`) {
-		t.Error("the first script is not told the hashed names of the WebMCP bundle and the kernel")
+	// And strings only the kernel's host (the glue, the entries) holds: the
+	// first script, which every visitor pays for, holds neither.
+	for _, s := range []string{"runtime.wasmExit", "the surface runtime refused its entries"} {
+		if !strings.Contains(kernel, s) {
+			t.Fatalf("the sentinel %q is not in the kernel's host: choose another", s)
+		}
+		if strings.Contains(first, s) || strings.Contains(webmcp, s) {
+			t.Errorf("the glue or the host is bundled beside the kernel's host (%q)", s)
+		}
+	}
+	for _, key := range []string{"webmcp", "kernel", "wasm"} {
+		if !strings.Contains(first, `"`+res.Assets[key]+`"`) {
+			t.Errorf("the first script is not told the hashed name of %s (%s)", key, res.Assets[key])
+		}
 	}
 	if !strings.Contains(read(t, out, "pling-shared.js"), `from"./pling-surface.js"`) {
 		t.Error("pling-shared.js does not import ./pling-surface.js")
