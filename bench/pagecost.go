@@ -86,6 +86,10 @@ func demoSites(cfg config) (with, without string, err error) {
 	if err := os.WriteFile(filepath.Join(without, "boot.js"), noBoot, 0o644); err != nil {
 		return "", "", err
 	}
+	// A site without the surface has nothing of it to preload either.
+	if err := dropRuntimePreload(filepath.Join(without, "index.html")); err != nil {
+		return "", "", err
+	}
 	// Both served as the demo is, precompressed: the siblings of the files
 	// changed here are written anew (the rest come from the cache).
 	for _, d := range []string{with, without} {
@@ -94,6 +98,23 @@ func demoSites(cfg config) (with, without string, err error) {
 		}
 	}
 	return with, without, nil
+}
+
+// dropRuntimePreload removes the <link rel="modulepreload"> lines that name
+// the runtime's files (/pling/) from a page.
+func dropRuntimePreload(path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var kept []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.Contains(line, `rel="modulepreload"`) && strings.Contains(line, "pling/") {
+			continue
+		}
+		kept = append(kept, line)
+	}
+	return os.WriteFile(path, []byte(strings.Join(kept, "\n")), 0o644)
 }
 
 // markPageModule puts the start mark as main.js's first statement (its

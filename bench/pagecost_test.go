@@ -4,6 +4,8 @@ package main
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -182,5 +184,26 @@ func TestFmtRatio(t *testing.T) {
 	}
 	if got := fmtRatio(1.234); got != "1.23×" {
 		t.Errorf("1.234: %q", got)
+	}
+}
+
+// TestDropRuntimePreload: the baseline site preloads nothing of the
+// runtime, and keeps every other line as it was.
+func TestDropRuntimePreload(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "index.html")
+	page := "<head>\n  <link rel=\"modulepreload\" href=\"pling/pling-surface.js\">\n  <link rel=\"modulepreload\" href=\"app.js\">\n  <script type=\"module\" src=\"boot.js\"></script>\n</head>\n"
+	if err := os.WriteFile(path, []byte(page), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := dropRuntimePreload(path); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "<head>\n  <link rel=\"modulepreload\" href=\"app.js\">\n  <script type=\"module\" src=\"boot.js\"></script>\n</head>\n"
+	if string(got) != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 }
