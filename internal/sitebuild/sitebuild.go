@@ -80,7 +80,17 @@ type Config struct {
 	Wasm    string   // the built surface.wasm
 	Out     string   // the runtime directory to write (build/site/pling)
 	Bundles []Bundle // nil means Runtime
+	// Package builds the runtime for an npm package instead of a site:
+	// every file under its plain name, the kernel named by a literal
+	// new URL("./surface.wasm", import.meta.url) and each lazy bundle by a
+	// literal import("./<name>"), so that the page's bundler copies,
+	// splits and fingerprints them. PackageGlobal is defined, and
+	// AssetsGlobal is null.
+	Package bool
 }
+
+// PackageGlobal is defined as true in a package build.
+const PackageGlobal = "__PLING_PACKAGE__"
 
 // Result names what Build wrote, by path relative to Config.Out.
 type Result struct {
@@ -133,15 +143,18 @@ func Build(c Config) (*Result, error) {
 		return nil, err
 	}
 	res.Assets[WasmAsset] = HashedName(WasmName, wasm)
+	if c.Package {
+		res.Assets[WasmAsset] = WasmName
+	}
 	if err := write(res.Assets[WasmAsset], wasm); err != nil {
 		return nil, err
 	}
 
-	// The hashed bundles the first script imports stay out of it: each is
+	// The other modules the first script imports stay out of it: each is
 	// an entry of its own, which the first script names by its output.
 	lazy := map[string]*Bundle{} // absolute entry path → bundle
 	for i := range bundles {
-		if bundles[i].Hashed {
+		if !bundles[i].First && bundles[i].Kind == Module {
 			lazy[filepath.Join(js, bundles[i].Entry)] = &bundles[i]
 		}
 	}
@@ -154,6 +167,9 @@ func Build(c Config) (*Result, error) {
 	}
 
 	lazyOut := map[string]string{} // absolute entry path → output name
+	for p, b := range lazy {
+		lazyOut[p] = b.Out
+	}
 	for i := range bundles {
 		b := &bundles[i]
 		if !b.Hashed {
@@ -167,6 +183,9 @@ func Build(c Config) (*Result, error) {
 			return nil, err
 		}
 		name := HashedName(b.Out, out)
+		if c.Package {
+			name = b.Out
+		}
 		lazyOut[filepath.Join(js, b.Entry)] = name
 		res.Assets[b.Asset] = name
 		if err := write(name, out); err != nil {
@@ -178,21 +197,16 @@ func Build(c Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	firstOut, err := bundle(js, firstEntry, false, nil, lazyOut, map[string]string{AssetsGlobal: string(define)})
+	defines := map[string]string{AssetsGlobal: string(define)}
+	if c.Package {
+		defines = map[string]string{AssetsGlobal: "null", PackageGlobal: "true"}
+	}
+	firstOut, err := bundle(js, firstEntry, false, nil, lazyOut, defines)
 	if err != nil {
 		return nil, err
 	}
 	if err := write(first.Out, firstOut); err != nil {
 		return nil, err
-	}
-	// A redirecting bundle imports names the first script must export;
-	// esbuild checks them when it links the two.
-	for _, b := range bundles {
-		if b.Hashed && b.Redirect {
-			if err := checkLinks(c.Out, res.Assets[b.Asset], first.Out); err != nil {
-				return nil, err
-			}
-		}
 	}
 
 	for i := range bundles {
@@ -213,8 +227,13 @@ func Build(c Config) (*Result, error) {
 		if err := write(b.Out, out); err != nil {
 			return nil, err
 		}
+	}
+	// A redirecting bundle imports names the first script must export;
+	// esbuild checks them when it links the two (once all are written:
+	// the first script imports the others).
+	for p, b := range lazy {
 		if b.Redirect {
-			if err := checkLinks(c.Out, b.Out, first.Out); err != nil {
+			if err := checkLinks(c.Out, lazyOut[p], first.Out); err != nil {
 				return nil, err
 			}
 		}
@@ -237,6 +256,9 @@ func Build(c Config) (*Result, error) {
 	// Until the first script reads AssetsGlobal, it asks for some files by
 	// their plain names: those are written under both.
 	plain := map[string]string{WasmAsset: WasmName}
+	if c.Package {
+		clear(res.Assets) // nothing names a hashed file
+	}
 	for i := range bundles {
 		if bundles[i].Hashed {
 			plain[bundles[i].Asset] = bundles[i].Out
