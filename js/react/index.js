@@ -14,8 +14,10 @@
 //       approval: "none", inputSchema: { ... } }, (input) => { setNote(input.note); return { ok: true }; });
 //     ...
 //   }
-import { createContext, createElement, useContext, useEffect, useRef, useState } from "react";
+// The surface first: modules are evaluated in the order they are
+// imported, and the runtime captures its built-ins when it is evaluated.
 import { createSurface, defineRegistry } from "../pling-surface.js";
+import { createContext, createElement, useContext, useEffect, useRef, useState } from "react";
 
 const SurfaceContext = createContext(null);
 
