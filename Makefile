@@ -108,7 +108,7 @@ redis:
 	@command -v redis-server >/dev/null 2>&1 || { echo "== redis-server is missing: installing Debian's redis-server package with apt-get (needs root)"; apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server; }
 
 test-e2e: test-site extension package chromium redis
-	@echo "== browser tests in headless Chromium on $(TEST_SITE) (one package: its ok or FAIL line comes after a few minutes; the MCP test runs npm ci once)"
+	@echo "== browser tests in headless Chromium on $(TEST_SITE) (one package: its ok or FAIL line comes after a few minutes; the MCP and bundler tests run npm ci once per lock file)"
 	$(GO) test -count=1 -timeout=25m ./e2e/...
 
 ## check: formatting, vet and cross-builds for every target the project runs on.

@@ -47,7 +47,7 @@ type Required<S> = S extends { readonly required: readonly (infer R)[] } ? R : n
 type Flatten<T> = { [K in keyof T]: T[K] };
 
 /** An action whose inputSchema is kept as written (`as const`), so that its handler's input is typed. */
-export type TypedAction<S> = Omit<Action, "inputSchema"> & { readonly inputSchema: S };
+export type TypedAction<S> = Omit<Action, "inputSchema"> & { readonly inputSchema?: S };
 
 /** What a handler gets: the input, parsed, and the call's ids. */
 export type Handler<S> = (input: InputOf<S>, context: CallContext) => ExecResult | Promise<ExecResult>;
