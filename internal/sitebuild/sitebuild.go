@@ -3,7 +3,8 @@
 // the first script as one bundle under its own name, the files loaded later
 // under content-hashed names, and every text and wasm file of the site
 // precompressed beside itself as .br and .gz. The same inputs give the same
-// bytes and the same names.
+// bytes and the same names. With Config.Package it writes the same bundles
+// for an npm package instead (Package adds the rest of the package).
 package sitebuild
 
 import (
