@@ -46,7 +46,18 @@ define assemble-site
 	$(GO) run ./internal/sitebuild/cmd/sitebuild -js js -wasm $(1).surface.wasm -out $(1)/pling -compress $(1) -cache $(BUILD)/compress-cache
 endef
 
-.PHONY: extension test-client
+.PHONY: extension test-client package
+
+PKG := $(BUILD)/package
+## package: the npm package of the page runtime, the client library and the
+## React binding, as build/package/pling-surface.tgz (and under npm's own
+## name beside it). Its version is package/package.json's.
+package:
+	rm -rf $(PKG) && mkdir -p $(PKG)
+	GOOS=js GOARCH=wasm $(GO) build $(WASMFLAGS) -o $(PKG)/surface.wasm ./wasm
+	$(GO) run ./internal/sitebuild/cmd/sitebuild -q -package package -js js -wasm $(PKG)/surface.wasm -out $(PKG)/pling-surface
+	cd $(PKG) && npm pack ./pling-surface --ignore-scripts --loglevel=error >/dev/null && cp pling-surface-*.tgz pling-surface.tgz
+	@echo "== $(PKG)/pling-surface.tgz"
 
 ## extension: the unpacked Manifest V3 extension in build/extension, with the
 ## client library in it (a module for its pages, a classic script for its
@@ -96,8 +107,8 @@ chromium:
 redis:
 	@command -v redis-server >/dev/null 2>&1 || { echo "== redis-server is missing: installing Debian's redis-server package with apt-get (needs root)"; apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server; }
 
-test-e2e: test-site extension chromium redis
-	@echo "== browser tests in headless Chromium on $(TEST_SITE) (one package: its ok or FAIL line comes after a few minutes; the MCP test runs npm ci once)"
+test-e2e: test-site extension package chromium redis
+	@echo "== browser tests in headless Chromium on $(TEST_SITE) (one package: its ok or FAIL line comes after a few minutes; the MCP and bundler tests run npm ci once per lock file)"
 	$(GO) test -count=1 -timeout=25m ./e2e/...
 
 ## check: formatting, vet and cross-builds for every target the project runs on.

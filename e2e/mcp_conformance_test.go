@@ -18,7 +18,7 @@ import (
 // every other scenario must pass, and a listed one that passes fails the
 // run.
 func TestMCPConformanceSuite(t *testing.T) {
-	dir := npmDir(t, "the MCP conformance suite and its Node", "conformance", "mcp-conformance",
+	dir := npmDir(t, "the MCP conformance suite and its Node", filepath.Join("..", "mcpfacade", "testdata", "conformance"), "mcp-conformance",
 		[]string{"package.json", "package-lock.json"}, false)
 	bin := filepath.Join(dir, "node_modules", ".bin")
 	if out, err := exec.Command(filepath.Join(bin, "node"), "--version").CombinedOutput(); err != nil || !strings.HasPrefix(string(out), "v22.") {

@@ -144,19 +144,18 @@ func buildFacade(t *testing.T) string {
 // test binaries running side by side never see a half-made one.
 func tsClientDir(t *testing.T) string {
 	t.Helper()
-	return npmDir(t, "the TypeScript MCP client", "tsclient", "mcp-tsclient", []string{"package.json", "package-lock.json", "driver.mjs"}, true)
+	return npmDir(t, "the TypeScript MCP client", filepath.Join("..", "mcpfacade", "testdata", "tsclient"), "mcp-tsclient", []string{"package.json", "package-lock.json", "driver.mjs"}, true)
 }
 
-// npmDir installs the npm project in mcpfacade/testdata/<src> (its files)
-// under build/<build>/<hash of the files>, once, and returns where. With
+// npmDir installs the npm project in src (its files) under
+// build/<build>/<hash of the files>, once, and returns where. With
 // ignoreScripts no package's install script runs.
-func npmDir(t *testing.T, what, srcName, buildName string, files []string, ignoreScripts bool) string {
+func npmDir(t *testing.T, what, src, buildName string, files []string, ignoreScripts bool) string {
 	t.Helper()
 	npm, err := exec.LookPath("npm")
 	if err != nil {
 		t.Fatalf("npm is needed to install %s: %v", what, err)
 	}
-	src := filepath.Join("..", "mcpfacade", "testdata", srcName)
 	h := sha256.New()
 	contents := map[string][]byte{}
 	for _, f := range files {

@@ -4,7 +4,7 @@
 // ---------------------------------------------------------------------------
 // The API bound to one runtime.
 
-import { WEBMCP_URL } from "./assets.js";
+import { importWebMCP } from "./assets.js";
 import { AUTHENTICATE_TIMEOUT_MS, CHANNEL, CONNECT_MEMBERS, DEFAULT_CHANNELS_PER_ORIGIN, DEFAULT_CHANNEL_IDLE_MS, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_SURFACE_RECORD_LIMIT, KERNEL_MAX_REQUEST_BYTES, KERNEL_MAX_RESPONSE_BYTES, LISTEN_OPTION_NAMES, MAX_CHANNELS, MAX_HELD, MAX_SURFACE_RECORD_LIMIT, REQUEST_MEMBERS, SESSION_CODES, SURFACE_PROTOCOL } from "./constants.js";
 import { ErrorCtor, MapCtor, PAGE_WINDOW, append, randomUint32s, clearTimer, defineProperty, eventDataOf, freeze, hasOwn, isArray, jsonParse, jsonStringify, listIncludes, mapDelete, mapForEach, mapGet, mapSet, mathMin, newList, objectKeys, setTimer } from "./intrinsics.js";
 import { buildConfig, checkPositive, ownOptions, validateOptions } from "./options.js";
@@ -559,7 +559,7 @@ export function bind(source, withStats) {
         result.reject(new Error("webmcp: the surface is closed"));
         return result.promise;
       }
-      whenSettled(import(WEBMCP_URL), (mod) => {
+      whenSettled(importWebMCP(), (mod) => {
         try {
           if (closed) throw new Error("webmcp: the surface is closed");
           const stop = () => bridge.stop();

@@ -11,9 +11,9 @@
 // the runtime wasm/main.go publishes reaches startModule and nowhere else
 // (nothing goes on globalThis).
 
-import { KERNEL_URL, WASM_FILE } from "./assets.js";
+import { WASM_FILE } from "./assets.js";
 import { BASE_AT_LOAD, ErrorCtor, PAGE_WINDOW, REQUEST_IDLE, StringCtor, URLCtor, WA_MODULE, XHR, addListener, append, freeze, newList, now, reflectApply, setTimer, urlHrefOf, xhrOpen, xhrResponseOf, xhrSend, xhrSetResponseType, xhrStatusOf } from "./intrinsics.js";
-import { whenSettled } from "./values.js";
+import { loadHost } from "./kernel-host.js";
 
 function resolveURL(given) {
   if (given === undefined) return urlHrefOf(new URLCtor(WASM_FILE, import.meta.url));
@@ -142,25 +142,6 @@ export function startKernel(wasmURL, done) {
     compiled = st;
     both();
   });
-}
-
-// pling-kernel.js once imported: { mod } or { error }. A failed import is
-// not kept, so the next start asks again (the browser may answer from its
-// module map).
-let hostModule;
-function loadHost(done) {
-  if (hostModule !== undefined) {
-    done(hostModule);
-    return;
-  }
-  try {
-    whenSettled(import(KERNEL_URL), (mod) => {
-      hostModule = freeze({ __proto__: null, mod, error: undefined });
-      done(hostModule);
-    }, (e) => done(freeze({ __proto__: null, mod: undefined, error: e })));
-  } catch (e) {
-    done(freeze({ __proto__: null, mod: undefined, error: e }));
-  }
 }
 
 // prefetch: "idle": when the page is idle, the module is downloaded and

@@ -1,7 +1,7 @@
 // shared-http.js: the backend's limiter and guard (httpAdapter), and the
 // shared option (applyShared).
 
-import { SHARED_URL } from "./assets.js";
+import { importShared } from "./assets.js";
 import { BASE_AT_LOAD, FETCH, StringCtor, URLCtor, XHR, defineProperty, freeze, isSafeInteger, numberIsFinite, urlHrefOf } from "./intrinsics.js";
 import { own, ownOr, pending, whenSettled } from "./values.js";
 
@@ -117,7 +117,7 @@ function withShared(f) {
   };
   if (sharedModule !== undefined) run(sharedModule);
   else {
-    whenSettled(import(SHARED_URL), (mod) => {
+    whenSettled(importShared(), (mod) => {
       sharedModule = mod;
       run(mod);
     }, out.reject);

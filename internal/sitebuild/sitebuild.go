@@ -3,7 +3,8 @@
 // the first script as one bundle under its own name, the files loaded later
 // under content-hashed names, and every text and wasm file of the site
 // precompressed beside itself as .br and .gz. The same inputs give the same
-// bytes and the same names.
+// bytes and the same names. With Config.Package it writes the same bundles
+// for an npm package instead (Package adds the rest of the package).
 package sitebuild
 
 import (
@@ -57,12 +58,24 @@ type Bundle struct {
 	// after page scripts ran must use the first script's instance (and the
 	// built-ins it captured), never evaluate a copy of its own.
 	Redirect bool
+	// InPackage, for a bundle the first script imports when first needed,
+	// names the module of the first script that imports it (Loader) and
+	// the one that replaces it in a package build (Static), where the
+	// bundle is part of the first script. A page's bundler loads a split
+	// chunk through a runtime of its own, which waits on Promises a script
+	// that ran later can answer with a module of its making: the kernel's
+	// host must not arrive that way.
+	Loader, Static string
 }
+
+// inPackage is whether a package build holds b in the first script.
+func (b *Bundle) inPackage(c Config) bool { return c.Package && b.Static != "" }
 
 // Runtime is the table of the runtime directory.
 var Runtime = []Bundle{
 	{Entry: "pling-surface.js", Out: "pling-surface.js", Kind: Module, First: true},
-	{Entry: "pling-kernel.js", Out: "pling-kernel.js", Kind: Module, Hashed: true, Asset: "kernel", Redirect: true},
+	{Entry: "pling-kernel.js", Out: "pling-kernel.js", Kind: Module, Hashed: true, Asset: "kernel", Redirect: true,
+		Loader: "kernel-host.js", Static: "kernel-host-static.js"},
 	{Entry: "pling-webmcp.js", Out: "pling-webmcp.js", Kind: Module, Hashed: true, Asset: "webmcp", Redirect: true},
 	{Entry: "pling-shared.js", Out: "pling-shared.js", Kind: Module, Redirect: true},
 	{Entry: "pling-surface.global.js", Out: "pling-surface.global.js", Kind: Classic},
@@ -81,7 +94,17 @@ type Config struct {
 	Wasm    string   // the built surface.wasm
 	Out     string   // the runtime directory to write (build/site/pling)
 	Bundles []Bundle // nil means Runtime
+	// Package builds the runtime for an npm package instead of a site:
+	// every file under its plain name, the kernel named by a literal
+	// new URL("./surface.wasm", import.meta.url) and each lazy bundle by a
+	// literal import("./<name>"), so that the page's bundler copies,
+	// splits and fingerprints them. PackageGlobal is defined, and
+	// AssetsGlobal is null.
+	Package bool
 }
+
+// PackageGlobal is defined as true in a package build.
+const PackageGlobal = "__PLING_PACKAGE__"
 
 // Result names what Build wrote, by path relative to Config.Out.
 type Result struct {
@@ -134,40 +157,55 @@ func Build(c Config) (*Result, error) {
 		return nil, err
 	}
 	res.Assets[WasmAsset] = HashedName(WasmName, wasm)
+	if c.Package {
+		res.Assets[WasmAsset] = WasmName
+	}
 	if err := write(res.Assets[WasmAsset], wasm); err != nil {
 		return nil, err
 	}
 
-	// The hashed bundles the first script imports stay out of it: each is
+	// The other modules the first script imports stay out of it: each is
 	// an entry of its own, which the first script names by its output.
 	lazy := map[string]*Bundle{} // absolute entry path → bundle
+	alias := map[string]string{} // absolute path → the one bundled in its place
 	for i := range bundles {
-		if bundles[i].Hashed {
-			lazy[filepath.Join(js, bundles[i].Entry)] = &bundles[i]
+		b := &bundles[i]
+		if b.inPackage(c) {
+			alias[filepath.Join(js, b.Loader)] = filepath.Join(js, b.Static)
+			continue
+		}
+		if !b.First && b.Kind == Module {
+			lazy[filepath.Join(js, b.Entry)] = b
 		}
 	}
 	// Which modules the first script holds: those a redirecting bundle
 	// must import from it.
 	firstEntry := filepath.Join(js, first.Entry)
-	inputs, err := moduleInputs(js, firstEntry, lazy)
+	inputs, err := moduleInputs(js, firstEntry, lazy, alias)
 	if err != nil {
 		return nil, err
 	}
 
 	lazyOut := map[string]string{} // absolute entry path → output name
+	for p, b := range lazy {
+		lazyOut[p] = b.Out
+	}
 	for i := range bundles {
 		b := &bundles[i]
-		if !b.Hashed {
+		if !b.Hashed || b.inPackage(c) {
 			continue
 		}
 		if b.Kind != Module || b.Asset == "" {
 			return nil, fmt.Errorf("sitebuild: %s: a hashed bundle is a module with an asset key", b.Entry)
 		}
-		out, err := bundle(js, filepath.Join(js, b.Entry), b.Redirect, inputs, nil, nil)
+		out, err := bundle(js, filepath.Join(js, b.Entry), b.Redirect, inputs, nil, nil, nil)
 		if err != nil {
 			return nil, err
 		}
 		name := HashedName(b.Out, out)
+		if c.Package {
+			name = b.Out
+		}
 		lazyOut[filepath.Join(js, b.Entry)] = name
 		res.Assets[b.Asset] = name
 		if err := write(name, out); err != nil {
@@ -179,32 +217,27 @@ func Build(c Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	firstOut, err := bundle(js, firstEntry, false, nil, lazyOut, map[string]string{AssetsGlobal: string(define)})
+	defines := map[string]string{AssetsGlobal: string(define)}
+	if c.Package {
+		defines = map[string]string{AssetsGlobal: "null", PackageGlobal: "true"}
+	}
+	firstOut, err := bundle(js, firstEntry, false, nil, lazyOut, alias, defines)
 	if err != nil {
 		return nil, err
 	}
 	if err := write(first.Out, firstOut); err != nil {
 		return nil, err
 	}
-	// A redirecting bundle imports names the first script must export;
-	// esbuild checks them when it links the two.
-	for _, b := range bundles {
-		if b.Hashed && b.Redirect {
-			if err := checkLinks(c.Out, res.Assets[b.Asset], first.Out); err != nil {
-				return nil, err
-			}
-		}
-	}
 
 	for i := range bundles {
 		b := &bundles[i]
-		if b.First || b.Hashed {
+		if b.First || b.Hashed || b.inPackage(c) {
 			continue
 		}
 		var out []byte
 		switch b.Kind {
 		case Module:
-			out, err = bundle(js, filepath.Join(js, b.Entry), b.Redirect, inputs, nil, nil)
+			out, err = bundle(js, filepath.Join(js, b.Entry), b.Redirect, inputs, nil, nil, nil)
 		case Classic:
 			out, err = classic(filepath.Join(js, b.Entry))
 		}
@@ -214,8 +247,13 @@ func Build(c Config) (*Result, error) {
 		if err := write(b.Out, out); err != nil {
 			return nil, err
 		}
+	}
+	// A redirecting bundle imports names the first script must export;
+	// esbuild checks them when it links the two (once all are written:
+	// the first script imports the others).
+	for p, b := range lazy {
 		if b.Redirect {
-			if err := checkLinks(c.Out, b.Out, first.Out); err != nil {
+			if err := checkLinks(c.Out, lazyOut[p], first.Out); err != nil {
 				return nil, err
 			}
 		}
@@ -238,8 +276,11 @@ func Build(c Config) (*Result, error) {
 	// Until the first script reads AssetsGlobal, it asks for some files by
 	// their plain names: those are written under both.
 	plain := map[string]string{WasmAsset: WasmName}
+	if c.Package {
+		clear(res.Assets) // nothing names a hashed file
+	}
 	for i := range bundles {
-		if bundles[i].Hashed {
+		if bundles[i].Hashed && !bundles[i].inPackage(c) {
 			plain[bundles[i].Asset] = bundles[i].Out
 		}
 	}
@@ -300,11 +341,12 @@ func options(js, entry string) api.BuildOptions {
 
 // bundle builds one module. With redirect, an import of a module in inputs
 // becomes an external import of FirstScriptURL; an import of a key of
-// external becomes an external import of "./" + its value.
-func bundle(js, entry string, redirect bool, inputs map[string]bool, external map[string]string, define map[string]string) ([]byte, error) {
+// external becomes an external import of "./" + its value; one of a key of
+// alias is bundled as the module its value names.
+func bundle(js, entry string, redirect bool, inputs map[string]bool, external, alias, define map[string]string) ([]byte, error) {
 	o := options(js, entry)
 	o.Define = define
-	o.Plugins = []api.Plugin{redirectPlugin(entry, redirect, inputs, external)}
+	o.Plugins = []api.Plugin{redirectPlugin(entry, redirect, inputs, external, alias)}
 	r := api.Build(o)
 	if err := buildErr(entry, r); err != nil {
 		return nil, err
@@ -318,7 +360,7 @@ func bundle(js, entry string, redirect bool, inputs map[string]bool, external ma
 // redirectPlugin resolves each relative import itself, so that what a
 // module of the first script is, is decided by its resolved path, whatever
 // specifier reached it.
-func redirectPlugin(entry string, redirect bool, inputs map[string]bool, external map[string]string) api.Plugin {
+func redirectPlugin(entry string, redirect bool, inputs map[string]bool, external, alias map[string]string) api.Plugin {
 	return api.Plugin{
 		Name: "pling-redirect",
 		Setup: func(pb api.PluginBuild) {
@@ -330,6 +372,9 @@ func redirectPlugin(entry string, redirect bool, inputs map[string]bool, externa
 					return api.OnResolveResult{}, fmt.Errorf("%s imports %q: the runtime imports only files beside it", a.Importer, a.Path)
 				}
 				p := filepath.Join(a.ResolveDir, filepath.FromSlash(a.Path))
+				if q, ok := alias[p]; ok {
+					p = q
+				}
 				if _, err := os.Stat(p); err != nil {
 					return api.OnResolveResult{}, err
 				}
@@ -347,7 +392,7 @@ func redirectPlugin(entry string, redirect bool, inputs map[string]bool, externa
 
 // moduleInputs lists the absolute paths of the modules the first script's
 // bundle holds (the hashed bundles kept out).
-func moduleInputs(js, entry string, lazy map[string]*Bundle) (map[string]bool, error) {
+func moduleInputs(js, entry string, lazy map[string]*Bundle, alias map[string]string) (map[string]bool, error) {
 	external := map[string]string{}
 	for p, b := range lazy {
 		external[p] = b.Out
@@ -355,7 +400,7 @@ func moduleInputs(js, entry string, lazy map[string]*Bundle) (map[string]bool, e
 	o := options(js, entry)
 	o.Metafile = true
 	o.MinifyIdentifiers, o.MinifySyntax, o.MinifyWhitespace = false, false, false
-	o.Plugins = []api.Plugin{redirectPlugin(entry, false, nil, external)}
+	o.Plugins = []api.Plugin{redirectPlugin(entry, false, nil, external, alias)}
 	r := api.Build(o)
 	if err := buildErr(entry, r); err != nil {
 		return nil, err

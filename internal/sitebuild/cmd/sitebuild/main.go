@@ -3,6 +3,7 @@
 //
 //	go run ./internal/sitebuild/cmd/sitebuild -js js -wasm build/surface.wasm -out build/site/pling -compress build/site
 //	go run ./internal/sitebuild/cmd/sitebuild -compress build/bench/site   # compression only
+//	go run ./internal/sitebuild/cmd/sitebuild -package package -js js -wasm build/surface.wasm -out build/package/pling-surface
 package main
 
 import (
@@ -16,7 +17,7 @@ import (
 
 func main() {
 	var c sitebuild.Config
-	var root, cache string
+	var root, cache, template string
 	var quiet bool
 	flag.StringVar(&c.JS, "js", "js", "the runtime's sources")
 	flag.StringVar(&c.Wasm, "wasm", "", "the built surface.wasm (with -out)")
@@ -24,22 +25,27 @@ func main() {
 	flag.StringVar(&root, "compress", "", "then write .br and .gz beside every negotiable file under this directory (the site root); empty: none")
 	flag.StringVar(&cache, "cache", "", "keep compressed files here by content, and reuse them; empty: no cache")
 	flag.BoolVar(&quiet, "q", false, "print nothing but errors")
+	flag.StringVar(&template, "package", "", "build an npm package's directory instead, from this template (package.json, README.md): plain names, literal URLs and imports for the page's bundler")
 	flag.Parse()
 	if (c.Out == "") != (c.Wasm == "") || (c.Out == "" && root == "") || flag.NArg() > 0 {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := run(c, root, cache, quiet); err != nil {
+	if err := run(c, root, cache, template, quiet); err != nil {
 		fmt.Fprintln(os.Stderr, "sitebuild:", err)
 		os.Exit(1)
 	}
 }
 
-func run(c sitebuild.Config, root, cache string, quiet bool) error {
+func run(c sitebuild.Config, root, cache, template string, quiet bool) error {
 	t0 := time.Now()
 	var res sitebuild.Result
 	if c.Out != "" {
-		r, err := sitebuild.Build(c)
+		build := sitebuild.Build
+		if template != "" {
+			build = func(c sitebuild.Config) (*sitebuild.Result, error) { return sitebuild.Package(c, template) }
+		}
+		r, err := build(c)
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,36 @@
+// A page that installs the surface from the package and bundles it: its
+// entry imports it first, so the runtime is evaluated before any code of
+// the page. The browser test drives it as an agent over a private channel.
+import { createSurface, defineRegistry } from "@pling/surface";
+import type { Action, CallContext, SurfaceSession } from "@pling/surface";
+import type { Description } from "@pling/surface/client";
+
+let note = "";
+const action: Action = {
+  id: "note.set",
+  description: "Replace the page's note",
+  effect: "write",
+  approval: "none",
+  inputSchema: { type: "object", properties: { note: { type: "string", maxLength: 100 } }, required: ["note"], additionalProperties: false },
+};
+const session = (): SurfaceSession => ({ agentId: "agent.bundled", sessionId: "ses_bundled", userId: "u-bundled", expiresAt: Date.now() + 3_600_000, scope: ["note.set"] });
+
+const surface = createSurface({
+  registry: defineRegistry({ version: 1, actions: [action], state: () => ({ note }) }),
+  execute(id: string, argsJson: string, context: CallContext) {
+    note = (JSON.parse(argsJson) as { note: string }).note;
+    document.getElementById("note")!.textContent = note;
+    return { note, capability: context.capability };
+  },
+  app: "bundled",
+});
+surface.listen({ allowedOrigins: [], authenticate: ({ credential }) => (credential === "bundler-test" ? session() : null) });
+
+// What the test asks the page: its own describe, and the WebMCP bridge
+// (a module the surface loads when first asked).
+const page = {
+  ready: true,
+  describe: (): Promise<Description> => surface.describe(),
+  webmcp: () => surface.webmcp().then((b) => b.supported),
+};
+(window as unknown as { __app: typeof page }).__app = page;
