@@ -174,8 +174,9 @@ func TestLazyStartReadyRejects(t *testing.T) {
 }
 
 // TestLazyStartOptions: by default nothing is fetched before the first
-// call; prefetch: "idle" fetches and compiles the kernel once the page is
-// idle, without starting it; start: "eager" starts it at once.
+// call; prefetch: "idle" fetches, compiles, starts and warms the kernel
+// once the page is idle; start: "eager" starts it at once. None of them
+// posts on the window, audits or calls the page's executor.
 func TestLazyStartOptions(t *testing.T) {
 	for _, c := range []struct {
 		name    string
@@ -188,10 +189,20 @@ func TestLazyStartOptions(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := openTestPage(t)
+			// Whatever the runtime does before an agent speaks (prefetch
+			// warms the kernel with a describe of its own) posts nothing
+			// on the window and calls nothing of the page's.
+			evalPage[bool](t, p, `(window.__posted = 0, addEventListener("message", () => window.__posted++), true)`)
 			setup(t, p, c.config)
 			p.sleep(t, 2*settle)
 			if n := evalPage[int](t, p, wasmFetchesJS); n != c.fetched {
 				t.Errorf("the kernel was fetched %d times before any call, want %d", n, c.fetched)
+			}
+			if n := evalPage[int](t, p, `window.__posted`); n != 0 {
+				t.Errorf("%d messages were posted on the window before any agent spoke", n)
+			}
+			if n := evalPage[int](t, p, `window.__e2e.audit().length + window.__e2e.calls()`); n != 0 {
+				t.Errorf("%d audit events or executor calls before any agent spoke", n)
 			}
 			if r := send(t, p, describeEnv(t, nil)); !r.Envelope.OK {
 				t.Errorf("describe: %s", r)

@@ -6,7 +6,7 @@
 
 import { importWebMCP } from "./assets.js";
 import { AUTHENTICATE_TIMEOUT_MS, CHANNEL, CONNECT_MEMBERS, DEFAULT_CHANNELS_PER_ORIGIN, DEFAULT_CHANNEL_IDLE_MS, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_SURFACE_RECORD_LIMIT, KERNEL_MAX_REQUEST_BYTES, KERNEL_MAX_RESPONSE_BYTES, LISTEN_OPTION_NAMES, MAX_CHANNELS, MAX_HELD, MAX_SURFACE_RECORD_LIMIT, REQUEST_MEMBERS, SESSION_CODES, SURFACE_PROTOCOL } from "./constants.js";
-import { ErrorCtor, MapCtor, PAGE_WINDOW, append, randomUint32s, clearTimer, defineProperty, eventDataOf, freeze, hasOwn, isArray, jsonParse, jsonStringify, listIncludes, mapDelete, mapForEach, mapGet, mapSet, mathMin, newList, objectKeys, setTimer } from "./intrinsics.js";
+import { ErrorCtor, MapCtor, MessageChannelCtor, PAGE_WINDOW, append, channelPort1Of, channelPort2Of, dateNow, plainArray, portClose, portPostMessage, randomUint32s, clearTimer, defineProperty, eventDataOf, freeze, hasOwn, isArray, jsonParse, jsonStringify, listIncludes, mapDelete, mapForEach, mapGet, mapSet, mathMin, newList, objectKeys, setTimer } from "./intrinsics.js";
 import { buildConfig, checkPositive, ownOptions, validateOptions } from "./options.js";
 import { defineRegistry } from "./registry.js";
 import { sessionGetter } from "./session.js";
@@ -595,14 +595,28 @@ export function bind(source, withStats) {
     return api;
   }
 
-  // Runs once in idle time after prefetch started the kernel: one describe
-  // of a surface of the runtime's own (no page code, no audit), which has
-  // the kernel's code for a describe compiled before an agent's first one.
+  // Runs once in idle time after prefetch started the kernel: an agent's
+  // describe, as a request with a session, on a surface of the runtime's
+  // own (no page code, no audit), its reply posted on a channel nobody
+  // listens to. The code an agent's first describe runs (reading the
+  // request, the session, the kernel's describe, writing and posting the
+  // reply) is then compiled before an agent asks.
   function warm() {
     try {
-      const s = createSurface({ __proto__: null, registry: warmRegistry(), execute: warmExecute });
+      const s = createSurface({ __proto__: null, registry: warmRegistry(), execute: warmExecute, session: warmSession });
       const end = () => s.close();
-      whenSettled(s.describe(), end, end);
+      whenSettled(s.handle({ protocol: SURFACE_PROTOCOL, id: "warm-1", method: "describe" }), (reply) => {
+        try {
+          if (MessageChannelCtor !== undefined) {
+            const channel = new MessageChannelCtor();
+            portPostMessage(channelPort1Of(channel), reply);
+            portClose(channelPort1Of(channel));
+            portClose(channelPort2Of(channel));
+          }
+        } finally {
+          end();
+        }
+      }, end);
     } catch {
       // warming is an optimisation: a first describe works without it
     }
@@ -629,11 +643,37 @@ export function bind(source, withStats) {
   return freeze(unthenable(api));
 }
 
-// Made when first needed: a page that never prefetches never builds it.
+// Made when first needed: a page that never prefetches never builds it. A
+// registry of the shape pages have (a few dozen actions with schemas, a
+// per-record template, a window of records), so that the describe warms
+// the code an agent's first describe runs: the page's data written as
+// JSON, views decoded and schemas compiled in the kernel, the description
+// encoded.
 let warmRegistryMade;
-const warmRegistry = () => (warmRegistryMade ??= defineRegistry({
-  actions: [{ id: "warm.up", description: "Warms the kernel", effect: "read", approval: "none",
-    inputSchema: { type: "object", properties: { q: { type: "string", maxLength: 8 } }, additionalProperties: false } }],
-  records: [{ id: "W-1", kind: "row", fields: { a: "b" } }],
-}));
+function warmRegistry() {
+  if (warmRegistryMade !== undefined) return warmRegistryMade;
+  const actions = newList();
+  const records = newList();
+  for (let i = 0; i < 24; i++) {
+    append(actions, { id: `warm.action_${i}`, description: `Warms the kernel (${i})`, effect: i % 3 === 0 ? "write" : "read", approval: "none",
+      scopePath: ["warm", "toolbar"],
+      inputSchema: { type: "object", properties: { query: { type: "string", maxLength: 120 }, page: { type: "integer", minimum: 1 },
+        kind: { enum: ["a", "b", "c"] } }, required: i % 2 === 0 ? ["query"] : [], additionalProperties: false } });
+    append(records, { id: `W-${1001 + i}`, kind: "row", fields: { customer: `Customer ${i}`, total: i * 10, status: "open" } });
+  }
+  append(actions, { id: "warm_note@row", description: "Replace the note of one row", effect: "write", approval: "none", scopePath: ["warm", "row"],
+    inputSchema: { type: "object", properties: { note: { type: "string", maxLength: 280 } }, required: ["note"], additionalProperties: false },
+    record: { kind: "row", total: 24 } });
+  warmRegistryMade = defineRegistry({ actions: plainArray(actions), records: plainArray(records) });
+  return warmRegistryMade;
+}
+let warmScope;
+const warmSession = () => {
+  if (warmScope === undefined) {
+    warmScope = newList();
+    for (let i = 0; i < 24; i++) append(warmScope, `warm.action_${i}`);
+    append(warmScope, "warm_note@row");
+  }
+  return { agentId: "warm", sessionId: "warm", userId: "warm", expiresAt: dateNow() + 3600000, scope: plainArray(warmScope) };
+};
 const warmExecute = () => ({ __proto__: null });
