@@ -93,10 +93,11 @@ test-js:
 	@echo "== GOOS=js tests under Node (hostbridge, wasm, internal/sprint)"
 	GOROOT="$(GOROOT)" GOOS=js GOARCH=wasm $(GO) test -count=1 -exec="node --stack-size=8192 $(CURDIR)/hostbridge/testdata/exec_node.js" ./hostbridge/... ./wasm/... ./internal/sprint/
 
-## test-client: the client library's unit tests (and those of pling-mcp's page.js), with Node's own runner.
+## test-client: the client library's unit tests (and those of pling-mcp's page.js,
+## and the extension's module bounds), with Node's own runner.
 test-client:
 	@echo "== client library tests under node --test"
-	node --test js/client/ js/test/webmcp.test.mjs js/test/loading.test.mjs js/test/rules.test.mjs js/test/protocol-types.test.mjs mcpfacade/page.test.mjs
+	node --test js/client/ js/test/webmcp.test.mjs js/test/loading.test.mjs js/test/rules.test.mjs js/test/protocol-types.test.mjs mcpfacade/page.test.mjs extension/test/
 
 ## chromium: install Debian's Chromium when it is missing (never a downloaded browser).
 chromium:

@@ -22,7 +22,10 @@ import (
 const extensionTimeout = 4 * time.Minute
 
 // extensionFiles are what `make extension` puts in build/extension.
-var extensionFiles = []string{"manifest.json", "background.js", "content.js", "agents.js", "page.js", "panel.html", "panel.js", "pling-client.js", "pling-client.classic.js"}
+var extensionFiles = []string{"manifest.json", "background.js", "content.js", "agents.js", "page.js", "panel.html", "panel.js",
+	"panel-bounds.js", "panel-call.js", "panel-capabilities.js", "panel-connection.js", "panel-context.js", "panel-describe.js",
+	"panel-dom.js", "panel-outcome.js", "panel-state.js", "panel-status.js", "panel-words.js",
+	"pling-client.js", "pling-client.classic.js"}
 
 // extensionBrowser is a Chromium of its own with the unpacked extension
 // loaded: the shared browser of the other tests runs without extensions.

@@ -43,7 +43,7 @@ describe("capability to tool: input schema", () => {
 // source, where it is one regular expression.
 describe("page text: the characters made visible", () => {
   const { visible, shown } = rules("pagetext.json");
-  const src = readFileSync(new URL("../../extension/panel.js", import.meta.url), "utf8");
+  const src = readFileSync(new URL("../../extension/panel-words.js", import.meta.url), "utf8");
   const m = /^const HIDDEN = \/(.+)\/gu;$/m.exec(src);
   test("the panel's rule is where this test reads it", () => assert.ok(m));
   const hidden = new RegExp(m[1], "u");
