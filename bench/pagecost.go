@@ -361,6 +361,9 @@ type startup struct {
 	FetchMS   float64 `json:"fetchMs"`
 	CompileMS float64 `json:"compileMs"`
 	StartMS   float64 `json:"startMs"`
+	// Streamed: the module compiled while it downloaded; FetchMS is then
+	// the time to the response's headers and CompileMS the rest.
+	Streamed bool `json:"streamed"`
 }
 
 // contactModes are first-contact.html's ways of starting the surface; the
@@ -451,7 +454,7 @@ func (s *session) firstContact(mode string, warm int) (contactSample, error) {
 		return r, err
 	}
 	if r.API == "createSurface" {
-		tm, err := eval[startup](t, `__contact.timings().then((t) => ({ fetchMs: t.fetchMs, compileMs: t.compileMs, startMs: t.startMs }))`)
+		tm, err := eval[startup](t, `__contact.timings().then((t) => ({ fetchMs: t.fetchMs, compileMs: t.compileMs, startMs: t.startMs, streamed: t.streamed === true }))`)
 		if err != nil {
 			return r, err
 		}

@@ -155,6 +155,7 @@ type contactSplit struct {
 	first, warm, setup              float64
 	fetch, compile, start, describe float64
 	timed                           bool // ready() gave the start's timings
+	streamed                        int  // pages whose kernel compiled while it downloaded
 	unsupported                     bool // the runtime has no lazy start
 	early                           int  // pages that requested surface.wasm before any agent message
 }
@@ -181,6 +182,9 @@ func splitContacts(all []contactSample, mode string) (contactSplit, error) {
 		warm = append(warm, s.WarmMS...)
 		if t := s.Timings; t != nil {
 			c.timed = true
+			if t.Streamed {
+				c.streamed++
+			}
 			fetch = append(fetch, t.FetchMS)
 			compile = append(compile, t.CompileMS)
 			start = append(start, t.StartMS)
@@ -289,9 +293,13 @@ func splitNote(c contactSplit, lazy bool) string {
 	if !c.timed {
 		return fmt.Sprintf("ready() gave no timings; warm describe %s; %d pages", fmtVal(c.warm*1000, "µs"), c.n)
 	}
-	if lazy {
-		return fmt.Sprintf("fetch %s + compile %s + start %s + describe %s; warm describe %s; %d pages",
+	if lazy && c.streamed == c.n {
+		return fmt.Sprintf("fetch to the headers %s + download and compile, streamed %s + start %s + describe %s; warm describe %s; %d pages",
 			fmtVal(c.fetch, "ms"), fmtVal(c.compile, "ms"), fmtVal(c.start, "ms"), fmtVal(c.describe, "ms"), fmtVal(c.warm*1000, "µs"), c.n)
+	}
+	if lazy {
+		return fmt.Sprintf("fetch %s + compile %s + start %s + describe %s (%d of %d pages streamed); warm describe %s; %d pages",
+			fmtVal(c.fetch, "ms"), fmtVal(c.compile, "ms"), fmtVal(c.start, "ms"), fmtVal(c.describe, "ms"), c.streamed, c.n, fmtVal(c.warm*1000, "µs"), c.n)
 	}
 	return fmt.Sprintf("start %s + describe %s (fetch %s and compile %s ran in idle time); %d pages",
 		fmtVal(c.start, "ms"), fmtVal(c.describe, "ms"), fmtVal(c.fetch, "ms"), fmtVal(c.compile, "ms"), c.n)

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -30,6 +31,26 @@ func flakyKernel(site string) http.Handler {
 		}
 		w.Header().Set("Content-Type", "application/wasm")
 		http.ServeFile(w, r, files[0])
+	})
+}
+
+// untypedKernel serves /untyped/<key>/surface.wasm as the site's kernel
+// with a Content-Type that is not application/wasm, as a server that does
+// not know the type would.
+func untypedKernel(site string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		files, _ := filepath.Glob(filepath.Join(site, "pling", "surface.*.wasm"))
+		if len(files) != 1 {
+			http.Error(w, "no kernel in the site", http.StatusInternalServerError)
+			return
+		}
+		b, err := os.ReadFile(files[0])
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Write(b)
 	})
 }
 
@@ -135,12 +156,7 @@ func TestLazyStartFailureRetries(t *testing.T) {
 	if n := pageCalls(t, p) - calls; n != 1 {
 		t.Errorf("the executor ran %d times, want once", n)
 	}
-	type timings struct {
-		FetchMs   float64 `json:"fetchMs"`
-		CompileMs float64 `json:"compileMs"`
-		StartMs   float64 `json:"startMs"`
-	}
-	tm := evalPage[timings](t, p, `window.__e2e.surface().ready().then((t) => ({ ...t }))`)
+	tm := evalPage[startTimings](t, p, `window.__e2e.surface().ready().then((t) => ({ ...t }))`)
 	if tm.FetchMs <= 0 || tm.CompileMs <= 0 || tm.StartMs <= 0 {
 		t.Errorf("ready() timings %+v, want each measured", tm)
 	}
@@ -209,6 +225,49 @@ func TestLazyStartOptions(t *testing.T) {
 			}
 			if n := evalPage[int](t, p, wasmFetchesJS); n != 1 {
 				t.Errorf("the kernel was fetched %d times, want once", n)
+			}
+		})
+	}
+}
+
+type startTimings struct {
+	FetchMs   float64 `json:"fetchMs"`
+	CompileMs float64 `json:"compileMs"`
+	StartMs   float64 `json:"startMs"`
+	Streamed  bool    `json:"streamed"`
+}
+
+// TestLazyStartStreams: the kernel compiles while it downloads where the
+// server sends it as application/wasm; from a server that does not, it is
+// downloaded again and compiled whole, and every call is answered either
+// way.
+func TestLazyStartStreams(t *testing.T) {
+	for _, c := range []struct {
+		name, wasmURL string
+		streamed      bool
+		fetches       int
+	}{
+		{"application/wasm", "", true, 1},
+		{"another type", "/untyped/" + randomHex(t, 8) + "/surface.wasm", false, 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := openTestPage(t)
+			config := map[string]any{}
+			if c.wasmURL != "" {
+				config["wasmURL"] = c.wasmURL
+				t.Cleanup(func() { p.forgive("/untyped/") })
+			}
+			setup(t, p, config)
+			if r := send(t, p, describeEnv(t, nil)); !r.Envelope.OK {
+				t.Fatalf("describe: %s", r)
+			}
+			tm := evalPage[startTimings](t, p, `window.__e2e.surface().ready().then((t) => ({ ...t }))`)
+			if tm.Streamed != c.streamed {
+				t.Errorf("ready() %+v: streamed %v, want %v", tm, tm.Streamed, c.streamed)
+			}
+			fetched := evalPage[int](t, p, `performance.getEntriesByType("resource").filter((e) => /surface[.][0-9a-f.]*wasm$|\/untyped\//.test(e.name)).length`)
+			if fetched != c.fetches {
+				t.Errorf("the kernel was fetched %d times, want %d", fetched, c.fetches)
 			}
 		})
 	}

@@ -80,6 +80,7 @@ func run(m *testing.M) (int, error) {
 	mux.Handle("/e2e/", http.StripPrefix("/e2e", devserver.Handler("testdata")))
 	mux.Handle("/trip-state", tripState())
 	mux.Handle("/flaky/", flakyKernel(site))
+	mux.Handle("/untyped/", untypedKernel(site))
 	main := httptest.NewServer(mux)
 	defer main.Close()
 	siteURL = main.URL

@@ -93,6 +93,29 @@ export const FETCH = globalThis.fetch;
 const WebAssemblyNS = globalThis.WebAssembly;
 export const WA_MODULE = WebAssemblyNS.Module;
 export const WA_INSTANCE = WebAssemblyNS.Instance;
+export const WA_COMPILE_STREAMING = typeof WebAssemblyNS.compileStreaming === "function" ? WebAssemblyNS.compileStreaming : undefined;
+// A brand check: WebAssembly.Module.exports throws for anything but a Module.
+export const WA_MODULE_EXPORTS = WA_MODULE.exports;
+// Resolving a Promise with an object asks the object for then, up its
+// prototypes, where a script that runs later could answer with a function
+// of its own and resolve with another object. Two Promises on the kernel's
+// way are resolved with objects of one class each: fetch's with a
+// Response, compileStreaming's with a WebAssembly.Module. A then that is
+// undefined, defined on those two prototypes now and not configurable, ends
+// every such lookup there (kernel.js streams only where both holds).
+export const THEN_ENDS_AT_KERNEL_CLASSES = endThen(globalThis.Response) && endThen(WA_MODULE);
+function endThen(C) {
+  if (typeof C !== "function") return false;
+  const proto = C.prototype;
+  const d = getOwnPropertyDescriptor(proto, "then");
+  if (d !== undefined) return hasOwn(d, "value") && d.value === undefined && d.writable === false && d.configurable === false;
+  try {
+    defineProperty(proto, "then", { __proto__: null, value: undefined, writable: false, enumerable: false, configurable: false });
+    return true;
+  } catch {
+    return false;
+  }
+}
 export const REQUEST_IDLE = typeof globalThis.requestIdleCallback === "function" ? globalThis.requestIdleCallback : undefined;
 // XMLHttpRequest, for httpAdapter: fetch resolves its Promise with the
 // Response, and resolving looks up then on it, where a later script could

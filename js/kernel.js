@@ -12,8 +12,9 @@
 // (nothing goes on globalThis).
 
 import { WASM_FILE } from "./assets.js";
-import { BASE_AT_LOAD, ErrorCtor, PAGE_WINDOW, REQUEST_IDLE, StringCtor, URLCtor, WA_MODULE, XHR, addListener, append, freeze, newList, now, reflectApply, setTimer, urlHrefOf, xhrOpen, xhrResponseOf, xhrSend, xhrSetResponseType, xhrStatusOf } from "./intrinsics.js";
+import { BASE_AT_LOAD, ErrorCtor, FETCH, PAGE_WINDOW, REQUEST_IDLE, StringCtor, THEN_ENDS_AT_KERNEL_CLASSES, URLCtor, WA_COMPILE_STREAMING, WA_MODULE, WA_MODULE_EXPORTS, XHR, responseStatusOf, addListener, append, freeze, newList, now, reflectApply, setTimer, urlHrefOf, xhrOpen, xhrResponseOf, xhrSend, xhrSetResponseType, xhrStatusOf } from "./intrinsics.js";
 import { loadHost } from "./kernel-host.js";
+import { whenSettled } from "./values.js";
 
 function resolveURL(given) {
   if (given === undefined) return urlHrefOf(new URLCtor(WASM_FILE, import.meta.url));
@@ -21,16 +22,20 @@ function resolveURL(given) {
 }
 
 // The compiled module, or the compile under way: { done, waiters, module,
-// error, fetchMs, compileMs }. A failed compile is forgotten, so the next
+// error, fetchMs, compileMs, streamed }. A failed compile is forgotten, so the next
 // call tries again.
 //
-// Nothing on the way is a Promise. A Promise resolved with an object (the
-// Response of fetch, the Module of compileStreaming, the Instance of
-// instantiate) asks that object for then, which a script that ran after
-// this module can answer from Object.prototype and so hand over a kernel of
-// its own making. The bytes come by XMLHttpRequest, whose events go to this
-// module's listeners only, and compiling and instantiating are the
-// synchronous constructors captured at load.
+// The module compiles while it downloads (WebAssembly.compileStreaming
+// over fetch, both captured at load) where the page allows it: the two
+// Promises on the way are resolved with a Response and a Module, whose
+// classes end every then lookup (THEN_ENDS_AT_KERNEL_CLASSES in
+// intrinsics.js), and both are waited for with the then captured at load.
+// A script that ran after the first script therefore cannot answer either
+// with an object of its own and hand over a kernel of its making. Where
+// streaming is missing or fails (a server that does not send
+// application/wasm), the bytes come by XMLHttpRequest, whose events go to
+// this module's listeners only, and the synchronous WebAssembly.Module
+// captured at load compiles them.
 let compiling;
 
 function compileKernel(wasmURL, done) {
@@ -39,7 +44,7 @@ function compileKernel(wasmURL, done) {
     else append(compiling.waiters, done);
     return;
   }
-  const st = { __proto__: null, done: false, waiters: newList(), module: undefined, error: undefined, fetchMs: 0, compileMs: 0 };
+  const st = { __proto__: null, done: false, waiters: newList(), module: undefined, error: undefined, fetchMs: 0, compileMs: 0, streamed: false };
   compiling = st;
   append(st.waiters, done);
   const finish = (module, error) => {
@@ -58,9 +63,53 @@ function compileKernel(wasmURL, done) {
       }
     }
   };
+  let url;
+  try {
+    url = resolveURL(wasmURL);
+  } catch (e) {
+    finish(undefined, e);
+    return;
+  }
+  if (STREAMING) compileStreaming(url, st, finish);
+  else downloadAndCompile(url, st, finish);
+}
+
+const STREAMING = THEN_ENDS_AT_KERNEL_CLASSES && WA_COMPILE_STREAMING !== undefined && FETCH !== undefined;
+
+// fetchMs is the time to the response's headers; compileMs the rest, the
+// download and the compile it overlaps.
+function compileStreaming(url, st, finish) {
+  const fallback = () => downloadAndCompile(url, st, finish);
+  const t0 = now();
+  try {
+    whenSettled(FETCH(url), (response) => {
+      try {
+        const status = responseStatusOf(response); // throws for anything but a Response
+        if (status < 200 || status > 299) throw new ErrorCtor(`fetching ${url} failed with HTTP ${status}`);
+        const t1 = now();
+        st.fetchMs = t1 - t0;
+        whenSettled(WA_COMPILE_STREAMING(response), (module) => {
+          try {
+            WA_MODULE_EXPORTS(module); // throws for anything but a Module
+            st.compileMs = now() - t1;
+            st.streamed = true;
+            finish(module, undefined);
+          } catch {
+            fallback();
+          }
+        }, fallback);
+      } catch (e) {
+        finish(undefined, e);
+      }
+    }, () => finish(undefined, new ErrorCtor(`fetching ${url} failed`)));
+  } catch {
+    fallback();
+  }
+}
+
+function downloadAndCompile(url, st, finish) {
   try {
     if (XHR === undefined) throw new ErrorCtor("no XMLHttpRequest to fetch the kernel with");
-    const url = resolveURL(wasmURL);
     const t0 = now();
     const xhr = new XHR();
     xhrOpen(xhr, "GET", url, true);
@@ -89,7 +138,7 @@ function compileKernel(wasmURL, done) {
 
 let kernelUp; // the page's kernel, once started
 let starting; // the calls waiting for it while it starts
-let startTimings = freeze({ __proto__: null, fetchMs: 0, compileMs: 0, startMs: 0 });
+let startTimings = freeze({ __proto__: null, fetchMs: 0, compileMs: 0, startMs: 0, streamed: false });
 
 // Calls done(kernel) once the page's kernel is up, or done(undefined,
 // error) when it could not be started; the next call tries again.
@@ -128,7 +177,7 @@ export function startKernel(wasmURL, done) {
     const t2 = now();
     try {
       const kernel = host.mod.startModule(compiled.module);
-      startTimings = freeze({ __proto__: null, fetchMs: compiled.fetchMs, compileMs: compiled.compileMs, startMs: now() - t2 });
+      startTimings = freeze({ __proto__: null, fetchMs: compiled.fetchMs, compileMs: compiled.compileMs, startMs: now() - t2, streamed: compiled.streamed });
       finish(kernel, undefined);
     } catch (e) {
       finish(undefined, e);

@@ -54,4 +54,4 @@ export function fromRuntime(runtime, options = {}) {
   const source = freeze({ __proto__: null, up: () => kernel, start: (_url, done) => done(kernel, undefined), prefetch: () => {}, timings: () => NO_TIMINGS });
   return bind(source, own(options, "stats") === true);
 }
-const NO_TIMINGS = freeze({ __proto__: null, fetchMs: 0, compileMs: 0, startMs: 0 });
+const NO_TIMINGS = freeze({ __proto__: null, fetchMs: 0, compileMs: 0, startMs: 0, streamed: false });

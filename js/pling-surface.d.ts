@@ -250,6 +250,8 @@ export interface StartTimings {
   readonly compileMs: number;
   /** Instantiating, Go's start and the surface's instance in the kernel. */
   readonly startMs: number;
+  /** Whether the kernel compiled while it downloaded (then fetchMs is the time to the response's headers and compileMs the rest). */
+  readonly streamed: boolean;
 }
 
 // ---------------------------------------------------------------------------
