@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"math"
 	"syscall/js"
 	"time"
@@ -250,29 +249,6 @@ func msTime(n json.Number) (time.Time, error) {
 	sec := math.Floor(ms / 1000)
 	nsec := (ms - sec*1000) * 1e6
 	return time.Unix(int64(sec), int64(nsec)), nil
-}
-
-// hostAnswers stands for the kernel's registry, executor, limiter and
-// guard, which the kernel requires and which the bridge never lets it
-// call: flight.ask answers those asks through the host's functions.
-type hostAnswers struct{}
-
-var errHostAnswers = errors.New("hostbridge: the host answers this ask")
-
-func (hostAnswers) View(context.Context, surface.ViewQuery) (*surface.View, error) {
-	return nil, errHostAnswers
-}
-
-func (hostAnswers) Execute(context.Context, surface.Call) (json.RawMessage, error) {
-	return nil, errHostAnswers
-}
-
-func (hostAnswers) Allow(context.Context, string, time.Time) (surface.Decision, error) {
-	return surface.Decision{}, errHostAnswers
-}
-
-func (hostAnswers) Claim(context.Context, surface.ReplayKey, time.Time, time.Duration) (surface.ReplayDecision, error) {
-	return 0, errHostAnswers
 }
 
 // auditor delivers audit events to host.audit(eventJSON) and failures to

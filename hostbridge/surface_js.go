@@ -84,7 +84,7 @@ func New(host js.Value, cfg Config) (*Surface, error) {
 		lane:         l,
 		reg:          newRegistry(host, l),
 		hostTimeout:  hostTimeout,
-		limits:       surface.DefaultLimits,
+		limits:       defaultLimits,
 		hasSession:   hasFunc(host, "session"),
 		reply:        hostFunc(host, "reply"),
 		sessionFn:    hostFunc(host, "session"),
@@ -93,9 +93,9 @@ func New(host js.Value, cfg Config) (*Surface, error) {
 		waitFn:       hostFunc(host, "wait"),
 		unansweredFn: hostFunc(host, "unanswered"),
 	}
+	// The host answers the view, execute and session asks itself, so the
+	// kernel gets no registry, executor or session function.
 	o := surface.Options{
-		Registry:       hostAnswers{},
-		Execute:        hostAnswers{},
 		Now:            time.Now,
 		App:            cfg.App,
 		RecordLimit:    cfg.RecordLimit,
@@ -109,8 +109,10 @@ func New(host js.Value, cfg Config) (*Surface, error) {
 	case cfg.Expose != nil:
 		o.Expose = surface.ExposeIDs(cfg.Expose...)
 	}
+	// With the host's allow() or claim(), the kernel asks and the host
+	// answers; without, the kernel's in-process limiter and guard do.
 	if rl := cfg.RateLimit; rl != nil {
-		var l surface.Limiter = hostAnswers{}
+		o.RateLimit = &surface.RateLimitOptions{}
 		if s.allowFn = hostFunc(host, "allow"); s.allowFn.Type() != js.TypeFunction {
 			window, err := millis("rateLimit.windowMs", rl.WindowMs)
 			if err != nil {
@@ -119,20 +121,16 @@ func New(host js.Value, cfg Config) (*Surface, error) {
 			if rl.MaxRequests <= 0 || window <= 0 {
 				return nil, errors.New("hostbridge: rateLimit needs positive maxRequests and windowMs")
 			}
-			l = surface.NewSlidingWindow(rl.MaxRequests, window)
+			o.RateLimit = &surface.RateLimitOptions{MaxRequests: rl.MaxRequests, Window: window}
 		}
-		o.RateLimit = &surface.RateLimitOptions{Limiter: l}
 	}
 	if rp := cfg.Replay; rp != nil {
 		window, err := millis("replay.windowMs", rp.WindowMs)
 		if err != nil {
 			return nil, err
 		}
-		var g surface.ReplayGuard = hostAnswers{}
-		if s.claimFn = hostFunc(host, "claim"); s.claimFn.Type() != js.TypeFunction {
-			g = surface.NewMemoryGuard(surface.DefaultReplayCapacity)
-		}
-		o.Replay = &surface.ReplayOptions{Window: window, Guard: g}
+		s.claimFn = hostFunc(host, "claim")
+		o.Replay = &surface.ReplayOptions{Window: window}
 	}
 	if hasFunc(host, "audit") {
 		a := auditor{audit: hostFunc(host, "audit"), auditError: hostFunc(host, "auditError"), lane: l}
@@ -145,10 +143,16 @@ func New(host js.Value, cfg Config) (*Surface, error) {
 	return s, nil
 }
 
+// defaultLimits are the kernel's default request bounds (zero Limits
+// fields), which the bridge checks a request against before the kernel
+// sees it and tells the page.
+var defaultLimits = surface.Limits{MaxRequestBytes: 64 << 10, MaxResponseBytes: 1 << 20}
+
 // failure encodes a protocol failure the kernel never saw.
 func (s *Surface) failure(code surface.Code, msg string) []byte {
-	return s.main.Encode(&surface.Response{
+	b, _ := surface.AppendJSON(nil, &surface.Response{
 		Protocol: surface.Protocol, OK: false,
 		Error: &surface.Error{Code: code, Message: msg},
 	})
+	return b
 }

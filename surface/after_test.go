@@ -206,7 +206,7 @@ func (r *cFlakyRegistry) View(ctx context.Context, q surface.ViewQuery) (*surfac
 		}
 		return nil, errors.New("registry unavailable")
 	}
-	return r.inner.View(ctx, q)
+	return r.inner(ctx, q)
 }
 
 // TestAfterRegistryFailsAfterExecute: the executor has run, so a page that
@@ -227,8 +227,8 @@ func TestAfterRegistryFailsAfterExecute(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			page := surfacetest.Orders(4)
-			reg := &cFlakyRegistry{inner: page, failFrom: 2, panics: tt.panics}
-			f := cNewFix(t, page, surface.Options{Registry: reg})
+			reg := &cFlakyRegistry{inner: page.View, failFrom: 2, panics: tt.panics}
+			f := cNewFix(t, page, surface.Options{Registry: reg.View})
 			r := f.handle(cInvoke("i", tt.cap, tt.input))
 			cCheck(t, r, "")
 			if r.After != nil {
@@ -245,13 +245,13 @@ func TestAfterRegistryFailsAfterExecute(t *testing.T) {
 	t.Run("registry returns nil view", func(t *testing.T) {
 		page := surfacetest.Orders(4)
 		calls := 0
-		reg := surface.RegistryFunc(func(ctx context.Context, q surface.ViewQuery) (*surface.View, error) {
+		reg := func(ctx context.Context, q surface.ViewQuery) (*surface.View, error) {
 			calls++
 			if calls >= 2 {
 				return nil, nil
 			}
 			return page.View(ctx, q)
-		})
+		}
 		f := cNewFix(t, page, surface.Options{Registry: reg})
 		r := f.handle(cInvoke("i", "orders.search", map[string]any{"query": "x"}))
 		cCheck(t, r, "")

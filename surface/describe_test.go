@@ -157,14 +157,14 @@ func TestDescribeRecordWindow(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			page := surfacetest.Orders(tc.n)
 			g := &pGreedy{page: page}
-			var reg surface.Registry = g
+			var reg surface.Registry = g.View
 			if !tc.greedy {
-				reg = surface.RegistryFunc(func(ctx context.Context, q surface.ViewQuery) (*surface.View, error) {
+				reg = func(ctx context.Context, q surface.ViewQuery) (*surface.View, error) {
 					g.mu.Lock()
 					g.last = q
 					g.mu.Unlock()
 					return page.View(ctx, q)
-				})
+				}
 			}
 			s := pNewSurface(t, page, func(o *surface.Options) {
 				o.Registry = reg
@@ -217,10 +217,10 @@ func TestDescribeRecordIDs(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			page := surfacetest.Orders(tc.n)
-			var reg surface.Registry = page
+			var reg surface.Registry = page.View
 			var asked int
 			var mu sync.Mutex
-			reg = surface.RegistryFunc(func(ctx context.Context, q surface.ViewQuery) (*surface.View, error) {
+			reg = func(ctx context.Context, q surface.ViewQuery) (*surface.View, error) {
 				mu.Lock()
 				asked = q.MaxRecordIDs
 				mu.Unlock()
@@ -228,7 +228,7 @@ func TestDescribeRecordIDs(t *testing.T) {
 					q.MaxRecordIDs = 0
 				}
 				return page.View(ctx, q)
-			})
+			}
 			s := pNewSurface(t, page, func(o *surface.Options) {
 				o.Registry = reg
 				o.Context.MaxRecordIDs = tc.max
@@ -786,19 +786,19 @@ func TestRegistryFailure(t *testing.T) {
 	}{
 		{"error", func(p *surfacetest.Page) surface.Registry {
 			p.ViewErr = errors.New("db down: password=hunter2")
-			return p
+			return p.View
 		}},
 		{"panic", func(p *surfacetest.Page) surface.Registry {
 			p.ViewPanic = true
-			return p
+			return p.View
 		}},
 		{"nil view", func(*surfacetest.Page) surface.Registry {
-			return surface.RegistryFunc(func(context.Context, surface.ViewQuery) (*surface.View, error) { return nil, nil })
+			return func(context.Context, surface.ViewQuery) (*surface.View, error) { return nil, nil }
 		}},
 		{"panic with an error value", func(*surfacetest.Page) surface.Registry {
-			return surface.RegistryFunc(func(context.Context, surface.ViewQuery) (*surface.View, error) {
+			return func(context.Context, surface.ViewQuery) (*surface.View, error) {
 				panic(errors.New("secret=hunter2"))
-			})
+			}
 		}},
 	}
 	for _, tc := range tests {

@@ -2,22 +2,38 @@ package surface
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 )
 
-// Options configures a Surface. The zero value of every field except
-// Registry, Execute and Now is a documented default; New copies the struct,
-// so later changes by the caller have no effect.
+// Options configures a Surface. The zero value of every field except Now
+// is a documented default; New copies the struct, so later changes by the
+// caller have no effect.
+//
+// What an exchange asks its host for is decided by the options themselves
+// (RateLimit, Replay, OnAudit) and, for the session, by how it was begun.
+// The functions and services here are how Drive, and with it Handle,
+// HandleJSON and Describe, answer those asks. A host that answers some asks
+// itself through Exchange.Answer leaves those fields nil.
 //
 // The names follow the reference package's option table (registry, execute,
 // app, expose, session, recordLimit, maxRecordLimit, rateLimit, replay,
 // onAudit, onAuditError); the rest are bounds and injected services that a
 // Go kernel has to make explicit.
 type Options struct {
-	// Registry is the page's action registry. Required.
-	Registry Registry
-	// Execute runs accepted invokes through the page's existing executor. Required.
-	Execute Executor
+	// Registry reads the page's own action registry: the single source of
+	// truth, read on every describe and invoke, so that no stale answer
+	// wins over the page. It answers with what the page shows now; records
+	// are read lazily (the kernel asks only for the window or the ids it
+	// needs, so a table of 100,000 rows costs what its window costs).
+	// Drive fails view asks closed (INTERNAL_ERROR) without it.
+	Registry func(ctx context.Context, q ViewQuery) (*View, error)
+	// Execute runs one accepted invoke through the page's existing
+	// execution path (validation, availability, confirmation, backend
+	// call), exactly once. A business failure is a result with an "error"
+	// member; a Go error means the executor itself broke and becomes
+	// INTERNAL_ERROR, as does a missing Execute under Drive.
+	Execute func(ctx context.Context, call Call) (json.RawMessage, error)
 	// Now is the clock. Required: the kernel never reads the system clock
 	// itself, so tests and hosts decide what time it is.
 	Now func() time.Time
@@ -29,10 +45,14 @@ type Options struct {
 	// be exposed. Default nil: every capability the registry lists.
 	// ExposeIDs builds one from a list.
 	Expose func(id string) bool
-	// Session returns the verified session for each call. Default nil: open
-	// mode, where every exposed capability is callable without a session.
-	// Open mode is for local debugging only; production pages set this.
-	Session SessionSource
+	// Session returns the verified session in force for one call. It is
+	// evaluated on every describe and handled request, so expiry and
+	// revocation take effect without reloading anything; nil with no error
+	// is no session (SESSION_REQUIRED), an error fails closed
+	// (SESSION_INVALID). Default nil: open mode, where every exposed capability is
+	// callable without a session. Open mode is for local debugging only;
+	// production pages set this. StaticSession answers a fixed one.
+	Session func(ctx context.Context) (*Session, error)
 
 	// RecordLimit is describe's default record window. Default 8.
 	RecordLimit int
@@ -55,13 +75,13 @@ type Options struct {
 	// request id stays claimed and a retry is refused as a replay.
 	ExecuteTimeout time.Duration
 	// Limits bounds what a request may be before it is parsed. Zero fields
-	// take the defaults of DefaultLimits.
+	// take the defaults of defaultLimits.
 	Limits Limits
 	// Context bounds the lists of a description. Zero fields take the
-	// defaults of DefaultContextLimits.
+	// defaults of defaultContextLimits.
 	Context ContextLimits
 	// After bounds the observation attached to an invoke. Zero fields take
-	// the defaults of DefaultAfterLimits.
+	// the defaults of defaultAfterLimits.
 	After AfterLimits
 	// MaxSignatureSessions bounds the per-session cache behind
 	// capabilities: "changed". Default 1024; past it an arbitrary entry is
@@ -85,12 +105,12 @@ type Limits struct {
 	MaxMembers int
 	// MaxResponseBytes is the largest encoded response HandleJSON returns;
 	// a larger one is replaced by INTERNAL_ERROR. Default 1 MiB; New refuses
-	// less than MinResponseBytes, where a failure might not fit.
+	// less than minResponseBytes, where a failure might not fit.
 	MaxResponseBytes int
 }
 
-// DefaultLimits are the request bounds used for zero Limits fields.
-var DefaultLimits = Limits{
+// defaultLimits are the request bounds used for zero Limits fields.
+var defaultLimits = Limits{
 	MaxRequestBytes:  64 << 10,
 	MaxDepth:         32,
 	MaxStringBytes:   16 << 10,
@@ -110,8 +130,8 @@ type ContextLimits struct {
 	MaxStateKeys    int // default 64 (stateTotal is added when cut)
 }
 
-// DefaultContextLimits are the list bounds used for zero ContextLimits fields.
-var DefaultContextLimits = ContextLimits{
+// defaultContextLimits are the list bounds used for zero ContextLimits fields.
+var defaultContextLimits = ContextLimits{
 	MaxCapabilities: 256,
 	MaxRegions:      32,
 	MaxRecordIDs:    200,
@@ -127,8 +147,8 @@ type AfterLimits struct {
 	MaxState   int // changed state keys, default 32
 }
 
-// DefaultAfterLimits are the after bounds used for zero AfterLimits fields.
-var DefaultAfterLimits = AfterLimits{MaxRecords: 20, MaxFields: 32, MaxState: 32}
+// defaultAfterLimits are the after bounds used for zero AfterLimits fields.
+var defaultAfterLimits = AfterLimits{MaxRecords: 20, MaxFields: 32, MaxState: 32}
 
 // RateLimitOptions turns on the per-session rate limit of handled requests.
 type RateLimitOptions struct {
@@ -138,6 +158,9 @@ type RateLimitOptions struct {
 	Window time.Duration
 	// Limiter replaces the in-process sliding window, for limits shared
 	// across replicas. Default nil: NewSlidingWindow(MaxRequests, Window).
+	// With neither a Limiter nor MaxRequests and Window, the host answers
+	// every limit ask itself, and Drive fails them closed
+	// (RATE_LIMIT_UNAVAILABLE).
 	Limiter Limiter
 }
 
@@ -147,7 +170,7 @@ type ReplayOptions struct {
 	// Default five minutes.
 	Window time.Duration
 	// Guard replaces the in-process guard, for guards shared across
-	// replicas. Default nil: NewMemoryGuard(DefaultReplayCapacity).
+	// replicas. Default nil: NewMemoryGuard(defaultReplayCapacity).
 	Guard ReplayGuard
 }
 
@@ -171,7 +194,7 @@ func orDefault(v, d int) int {
 }
 
 func (l Limits) withDefaults() Limits {
-	d := DefaultLimits
+	d := defaultLimits
 	return Limits{
 		MaxRequestBytes:  orDefault(l.MaxRequestBytes, d.MaxRequestBytes),
 		MaxDepth:         orDefault(l.MaxDepth, d.MaxDepth),
@@ -183,7 +206,7 @@ func (l Limits) withDefaults() Limits {
 }
 
 func (l ContextLimits) withDefaults() ContextLimits {
-	d := DefaultContextLimits
+	d := defaultContextLimits
 	return ContextLimits{
 		MaxCapabilities: orDefault(l.MaxCapabilities, d.MaxCapabilities),
 		MaxRegions:      orDefault(l.MaxRegions, d.MaxRegions),
@@ -195,7 +218,7 @@ func (l ContextLimits) withDefaults() ContextLimits {
 }
 
 func (l AfterLimits) withDefaults() AfterLimits {
-	d := DefaultAfterLimits
+	d := defaultAfterLimits
 	return AfterLimits{
 		MaxRecords: orDefault(l.MaxRecords, d.MaxRecords),
 		MaxFields:  orDefault(l.MaxFields, d.MaxFields),

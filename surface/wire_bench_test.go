@@ -98,13 +98,13 @@ func BenchmarkParseView(b *testing.B) {
 // list, its signature and its encoding are derived once, then reused.
 func BenchmarkDescribeVersioned(b *testing.B) {
 	page, sess := cBenchPage(48, 50)
-	reg := surface.RegistryFunc(func(ctx context.Context, q surface.ViewQuery) (*surface.View, error) {
+	reg := func(ctx context.Context, q surface.ViewQuery) (*surface.View, error) {
 		v, err := page.View(ctx, q)
 		if v != nil {
 			v.ActionsVersion = "v1"
 		}
 		return v, err
-	})
+	}
 	f := cNewFix(b, page, surface.Options{Registry: reg, Session: surface.StaticSession(sess), OnAudit: cNoAudit})
 	req := cDescribe("bench-describe")
 	ctx := context.Background()
