@@ -39,6 +39,10 @@ const (
 	codeReplayed = 2
 )
 
+// askOps name the host operation of each ask kind in errors.
+var askOps = [...]string{surface.AskSession: "session", surface.AskLimit: "limit", surface.AskView: "view",
+	surface.AskClaim: "claim", surface.AskExecute: "execute", surface.AskAudit: "audit"}
+
 // errHostFailed answers an ask the host failed (codeFailed, or a code that
 // is no answer of the ask's kind).
 var errHostFailed = newError("host", KindRejected, "the host failed the ask")
@@ -89,7 +93,7 @@ func (f *flight) ask(a surface.Ask) (ans surface.Answer, parked bool) {
 	default: // AskAudit: the kernel's sink calls host.audit (see auditor)
 		return f.s.main.AnswerAsk(context.Background(), a), false
 	}
-	code, err := l.call(a.Kind.String(), fn, args, put)
+	code, err := l.call(askOps[a.Kind], fn, args, put)
 	switch {
 	case err != nil:
 		return surface.Answer{Kind: a.Kind, Step: a.Step, Err: err}, false

@@ -5,6 +5,7 @@ package hostbridge
 import (
 	"maps"
 	"math"
+	"pling.dev/agent/internal/pagejson"
 	"strconv"
 	"syscall/js"
 
@@ -131,7 +132,7 @@ func (r *registry) current() ([]surface.Action, string, error) {
 	acts := r.actions
 
 	if !same {
-		if acts, err = surface.ParseActions([]byte(text)); err != nil {
+		if acts, err = pagejson.ParseActions([]byte(text)); err != nil {
 			return nil, "", newError("registry.actions", KindBadValue, "actions are not valid JSON: "+err.Error())
 		}
 		if acts == nil {
@@ -197,7 +198,7 @@ func (r *registry) viewOf(text []byte, acts []surface.Action, gen string) (*surf
 		// keep slices of it (an action's inputSchema).
 		t := string(text)
 		var err error
-		if parsed, err = surface.ParseView([]byte(t)); err != nil {
+		if parsed, err = pagejson.ParseView([]byte(t)); err != nil {
 			return nil, newError("registry.view", KindBadValue, "view is not valid JSON: "+err.Error())
 		}
 		parsed.Actions = nil

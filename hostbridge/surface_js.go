@@ -4,6 +4,7 @@ package hostbridge
 
 import (
 	"errors"
+	"slices"
 	"syscall/js"
 	"time"
 
@@ -107,7 +108,8 @@ func New(host js.Value, cfg Config) (*Surface, error) {
 	case s.reg.hasExpose:
 		o.Expose = s.reg.isExposed
 	case cfg.Expose != nil:
-		o.Expose = surface.ExposeIDs(cfg.Expose...)
+		ids := cfg.Expose
+		o.Expose = func(id string) bool { return slices.Contains(ids, id) }
 	}
 	// With the host's allow() or claim(), the kernel asks and the host
 	// answers; without, the kernel's in-process limiter and guard do.

@@ -29,7 +29,7 @@ func TestAfterObservation(t *testing.T) {
 		h     surfacetest.Handler // for "orders.custom" / "custom@order"
 		cap   string
 		input map[string]any
-		limit surface.AfterLimits
+		limit surface.Limits
 		want  string // encoded after; "" = none
 	}{
 		{
@@ -109,7 +109,7 @@ func TestAfterObservation(t *testing.T) {
 				}
 				return json.RawMessage(`{}`), nil
 			},
-			limit: surface.AfterLimits{MaxFields: 2, MaxState: 1},
+			limit: surface.Limits{MaxAfterFields: 2, MaxAfterState: 1},
 			want: `{"records":[{"id":"SO-1001","fields":{"a":"v-a","b":"v-b"},"fieldsOmitted":2}],` +
 				`"state":{"s1":"s1"},"stateOmitted":2}`,
 		},
@@ -118,7 +118,7 @@ func TestAfterObservation(t *testing.T) {
 			cap:  "custom@order", input: map[string]any{"record": "SO-1001"},
 			h: func(p *surfacetest.Page, c surface.Call) (json.RawMessage, error) {
 				r := cFind(p, surfacetest.RecordID(c.Action))
-				for i := 0; i < surface.DefaultAfterLimits.MaxFields+5; i++ {
+				for i := 0; i < surface.DefaultLimits.MaxAfterFields+5; i++ {
 					r.Fields[fmt.Sprintf("f%02d", i)] = i
 				}
 				return json.RawMessage(`{}`), nil
@@ -132,13 +132,13 @@ func TestAfterObservation(t *testing.T) {
 			if tt.h != nil {
 				cAddAction(page, surface.Action{ID: "custom@order", Record: &surface.RecordTemplate{Kind: "order"}}, tt.h)
 			}
-			f := cNewFix(t, page, surface.Options{After: tt.limit})
+			f := cNewFix(t, page, surface.Options{Limits: tt.limit})
 			r := f.handle(cInvoke("i", tt.cap, tt.input))
 			cCheck(t, r, "")
 			got := cAfterJSON(t, r)
 			if tt.want == "max-fields" {
 				rec := r.After.Records
-				if len(rec) != 1 || len(rec[0].Fields) != surface.DefaultAfterLimits.MaxFields || rec[0].FieldsOmitted != 5 {
+				if len(rec) != 1 || len(rec[0].Fields) != surface.DefaultLimits.MaxAfterFields || rec[0].FieldsOmitted != 5 {
 					t.Fatalf("after = %s", got)
 				}
 				return

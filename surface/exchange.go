@@ -46,15 +46,6 @@ const (
 	AskAudit
 )
 
-var askNames = [...]string{"done", "session", "limit", "view", "claim", "execute", "audit"}
-
-func (k AskKind) String() string {
-	if int(k) < len(askNames) {
-		return askNames[k]
-	}
-	return "unknown"
-}
-
 // Ask is one request of an exchange to its host. Only the fields of its
 // Kind are set.
 type Ask struct {

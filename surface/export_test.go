@@ -20,8 +20,6 @@ var (
 	ErrWrongAnswer       = errWrongAnswer
 	ErrReplayGuardFull   = errReplayGuardFull
 	DefaultLimits        = defaultLimits
-	DefaultContextLimits = defaultContextLimits
-	DefaultAfterLimits   = defaultAfterLimits
 )
 
 const (
@@ -47,3 +45,28 @@ func (s *Surface) HandleValue(ctx context.Context, v any) *Response { return s.h
 
 // Registry is the type of Options.Registry, for tests that pass one around.
 type Registry = func(ctx context.Context, q ViewQuery) (*View, error)
+
+// Encode marshals r within Limits.MaxResponseBytes.
+func (s *Surface) Encode(r *Response) []byte {
+	b, _, _ := s.encode(nil, r)
+	return b
+}
+
+var askNames = [...]string{"done", "session", "limit", "view", "claim", "execute", "audit"}
+
+// String names k in test failures.
+func (k AskKind) String() string {
+	if int(k) < len(askNames) {
+		return askNames[k]
+	}
+	return "unknown"
+}
+
+// ExposeIDs returns an Expose predicate that admits exactly ids.
+func ExposeIDs(ids ...string) func(string) bool {
+	set := make(map[string]struct{}, len(ids))
+	for _, id := range ids {
+		set[id] = struct{}{}
+	}
+	return func(id string) bool { _, ok := set[id]; return ok }
+}

@@ -605,7 +605,7 @@ func TestInvokeAsksForNoRecordIDs(t *testing.T) {
 	cCheck(t, f.handle(cDescribe("d-1")), "")
 	mu.Lock()
 	defer mu.Unlock()
-	if len(asked) != 1 || asked[0] != surface.DefaultContextLimits.MaxRecordIDs {
-		t.Fatalf("describe read the page with MaxRecordIDs %v, want [%d]", asked, surface.DefaultContextLimits.MaxRecordIDs)
+	if len(asked) != 1 || asked[0] != surface.DefaultLimits.MaxRecordIDs {
+		t.Fatalf("describe read the page with MaxRecordIDs %v, want [%d]", asked, surface.DefaultLimits.MaxRecordIDs)
 	}
 }

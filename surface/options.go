@@ -43,7 +43,6 @@ type Options struct {
 	// Expose is the page-level upper bound on what any session may see:
 	// it answers whether a capability id (folded template ids included) may
 	// be exposed. Default nil: every capability the registry lists.
-	// ExposeIDs builds one from a list.
 	Expose func(id string) bool
 	// Session returns the verified session in force for one call. It is
 	// evaluated on every describe and handled request, so expiry and
@@ -74,15 +73,10 @@ type Options struct {
 	// not answer in time gets INTERNAL_ERROR; its effect is unknown, so the
 	// request id stays claimed and a retry is refused as a replay.
 	ExecuteTimeout time.Duration
-	// Limits bounds what a request may be before it is parsed. Zero fields
-	// take the defaults of defaultLimits.
+	// Limits bounds a request before and while it is parsed, the lists of
+	// a description and the observation attached to an invoke. Zero fields
+	// take the defaults each field names.
 	Limits Limits
-	// Context bounds the lists of a description. Zero fields take the
-	// defaults of defaultContextLimits.
-	Context ContextLimits
-	// After bounds the observation attached to an invoke. Zero fields take
-	// the defaults of defaultAfterLimits.
-	After AfterLimits
 	// MaxSignatureSessions bounds the per-session cache behind
 	// capabilities: "changed". Default 1024; past it an arbitrary entry is
 	// dropped, which only costs that session one full list.
@@ -91,7 +85,7 @@ type Options struct {
 	MaxSchemaCache int
 }
 
-// Limits bounds a request before and while it is parsed.
+// Limits bounds what the kernel reads and writes.
 type Limits struct {
 	// MaxRequestBytes is the largest encoded request. Default 64 KiB.
 	MaxRequestBytes int
@@ -105,11 +99,25 @@ type Limits struct {
 	MaxMembers int
 	// MaxResponseBytes is the largest encoded response HandleJSON returns;
 	// a larger one is replaced by INTERNAL_ERROR. Default 1 MiB; New refuses
-	// less than minResponseBytes, where a failure might not fit.
+	// less than 4 KiB, where a failure might not fit.
 	MaxResponseBytes int
+
+	// The lists of a description. Each list that is cut says so through
+	// its total.
+	MaxCapabilities int // default 256 (capabilitiesTotal is added when cut)
+	MaxRegions      int // default 32 (regionsTotal is added when cut)
+	MaxRecordIDs    int // default 200 (recordIdsTotal)
+	MaxFeedback     int // default 20 (feedbackTotal)
+	MaxUnavailable  int // default 50 (unavailableTotal)
+	MaxStateKeys    int // default 64 (stateTotal is added when cut)
+
+	// The observation of an invoke ("after").
+	MaxAfterRecords int // changed records, default 20
+	MaxAfterFields  int // changed fields per record, default 32
+	MaxAfterState   int // changed state keys, default 32
 }
 
-// defaultLimits are the request bounds used for zero Limits fields.
+// defaultLimits are the bounds used for zero Limits fields.
 var defaultLimits = Limits{
 	MaxRequestBytes:  64 << 10,
 	MaxDepth:         32,
@@ -117,38 +125,18 @@ var defaultLimits = Limits{
 	MaxArrayLen:      1024,
 	MaxMembers:       256,
 	MaxResponseBytes: 1 << 20,
-}
 
-// ContextLimits bounds the lists of a description. Each list that is cut
-// says so through its total.
-type ContextLimits struct {
-	MaxCapabilities int // default 256 (capabilitiesTotal is added when cut)
-	MaxRegions      int // default 32 (regionsTotal is added when cut)
-	MaxRecordIDs    int // default 200 (recordIdsTotal)
-	MaxFeedback     int // default 20 (feedbackTotal)
-	MaxUnavailable  int // default 50 (unavailableTotal)
-	MaxStateKeys    int // default 64 (stateTotal is added when cut)
-}
-
-// defaultContextLimits are the list bounds used for zero ContextLimits fields.
-var defaultContextLimits = ContextLimits{
 	MaxCapabilities: 256,
 	MaxRegions:      32,
 	MaxRecordIDs:    200,
 	MaxFeedback:     20,
 	MaxUnavailable:  50,
 	MaxStateKeys:    64,
-}
 
-// AfterLimits bounds the incremental observation of an invoke.
-type AfterLimits struct {
-	MaxRecords int // default 20
-	MaxFields  int // changed fields per record, default 32
-	MaxState   int // changed state keys, default 32
+	MaxAfterRecords: 20,
+	MaxAfterFields:  32,
+	MaxAfterState:   32,
 }
-
-// defaultAfterLimits are the after bounds used for zero AfterLimits fields.
-var defaultAfterLimits = AfterLimits{MaxRecords: 20, MaxFields: 32, MaxState: 32}
 
 // RateLimitOptions turns on the per-session rate limit of handled requests.
 type RateLimitOptions struct {
@@ -177,15 +165,6 @@ type ReplayOptions struct {
 // DefaultReplayWindow is the replay window when ReplayOptions.Window is zero.
 const DefaultReplayWindow = 5 * time.Minute
 
-// ExposeIDs returns an Expose predicate that admits exactly ids.
-func ExposeIDs(ids ...string) func(string) bool {
-	set := make(map[string]struct{}, len(ids))
-	for _, id := range ids {
-		set[id] = struct{}{}
-	}
-	return func(id string) bool { _, ok := set[id]; return ok }
-}
-
 func orDefault(v, d int) int {
 	if v <= 0 {
 		return d
@@ -202,26 +181,14 @@ func (l Limits) withDefaults() Limits {
 		MaxArrayLen:      orDefault(l.MaxArrayLen, d.MaxArrayLen),
 		MaxMembers:       orDefault(l.MaxMembers, d.MaxMembers),
 		MaxResponseBytes: orDefault(l.MaxResponseBytes, d.MaxResponseBytes),
-	}
-}
-
-func (l ContextLimits) withDefaults() ContextLimits {
-	d := defaultContextLimits
-	return ContextLimits{
-		MaxCapabilities: orDefault(l.MaxCapabilities, d.MaxCapabilities),
-		MaxRegions:      orDefault(l.MaxRegions, d.MaxRegions),
-		MaxRecordIDs:    orDefault(l.MaxRecordIDs, d.MaxRecordIDs),
-		MaxFeedback:     orDefault(l.MaxFeedback, d.MaxFeedback),
-		MaxUnavailable:  orDefault(l.MaxUnavailable, d.MaxUnavailable),
-		MaxStateKeys:    orDefault(l.MaxStateKeys, d.MaxStateKeys),
-	}
-}
-
-func (l AfterLimits) withDefaults() AfterLimits {
-	d := defaultAfterLimits
-	return AfterLimits{
-		MaxRecords: orDefault(l.MaxRecords, d.MaxRecords),
-		MaxFields:  orDefault(l.MaxFields, d.MaxFields),
-		MaxState:   orDefault(l.MaxState, d.MaxState),
+		MaxCapabilities:  orDefault(l.MaxCapabilities, d.MaxCapabilities),
+		MaxRegions:       orDefault(l.MaxRegions, d.MaxRegions),
+		MaxRecordIDs:     orDefault(l.MaxRecordIDs, d.MaxRecordIDs),
+		MaxFeedback:      orDefault(l.MaxFeedback, d.MaxFeedback),
+		MaxUnavailable:   orDefault(l.MaxUnavailable, d.MaxUnavailable),
+		MaxStateKeys:     orDefault(l.MaxStateKeys, d.MaxStateKeys),
+		MaxAfterRecords:  orDefault(l.MaxAfterRecords, d.MaxAfterRecords),
+		MaxAfterFields:   orDefault(l.MaxAfterFields, d.MaxAfterFields),
+		MaxAfterState:    orDefault(l.MaxAfterState, d.MaxAfterState),
 	}
 }

@@ -356,7 +356,7 @@ func TestSpecVectors(t *testing.T) {
 				p := pSpecPage(48)
 				return pNewSurface(t, p, func(o *surface.Options) {
 					o.Expose = surface.ExposeIDs("update_note@order")
-					o.Context.MaxRecordIDs = 2
+					o.Limits.MaxRecordIDs = 2
 				}), p
 			},
 			request: `{"protocol":"pling.surface/0.1","id":"req_00","method":"describe"}`,

@@ -44,8 +44,6 @@ func New(opts Options) (*Surface, error) {
 	if opts.Limits.MaxResponseBytes < minResponseBytes {
 		return nil, errors.New("surface: Limits.MaxResponseBytes must be at least minResponseBytes")
 	}
-	opts.Context = opts.Context.withDefaults()
-	opts.After = opts.After.withDefaults()
 	opts.MaxSignatureSessions = orDefault(opts.MaxSignatureSessions, 1024)
 	opts.MaxSchemaCache = orDefault(opts.MaxSchemaCache, 1024)
 
@@ -114,8 +112,7 @@ func (s *Surface) handleValue(ctx context.Context, v any) *Response {
 // HandleJSON is Handle with the response encoded and held to
 // Limits.MaxResponseBytes. A response over the limit is replaced by
 // INTERNAL_ERROR, and the audit event says so: the request was handled
-// once, but the caller never saw its result. Transports should prefer it
-// to Handle followed by Encode, whose audit cannot know the encoded size.
+// once, but the caller never saw its result.
 func (s *Surface) HandleJSON(ctx context.Context, data []byte) []byte {
 	x := s.Begin(nil, data, s.opts.Session != nil)
 	s.Drive(ctx, x)
@@ -132,13 +129,6 @@ func (s *Surface) HandleJSON(ctx context.Context, data []byte) []byte {
 type SharedCaps struct {
 	ID         uint64 // 0: no shared list in this response
 	Start, End int    // the list is resp[Start:End]
-}
-
-// Encode marshals r within Limits.MaxResponseBytes; a response over it is
-// replaced by INTERNAL_ERROR.
-func (s *Surface) Encode(r *Response) []byte {
-	b, _, _ := s.encode(nil, r)
-	return b
 }
 
 // encode appends r to dst as AppendJSON does, keeping track of where a

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"pling.dev/agent/internal/pagejson"
 	"strconv"
 	"strings"
 	"testing"
@@ -73,7 +74,7 @@ func BenchmarkParseView(b *testing.B) {
 			b.SetBytes(int64(len(text)))
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				if _, err := surface.ParseView(text); err != nil {
+				if _, err := pagejson.ParseView(text); err != nil {
 					b.Fatal(err)
 				}
 			}

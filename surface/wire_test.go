@@ -166,7 +166,7 @@ func TestHandleJSONMatchesEncodingJSON(t *testing.T) {
 				return v, err
 			}
 			s, err := surface.New(surface.Options{Registry: reg, Execute: page.Execute, Now: surfacetest.NewClock().Now, App: "orders",
-				Context: surface.ContextLimits{MaxCapabilities: 2}})
+				Limits: surface.Limits{MaxCapabilities: 2}})
 			if err != nil {
 				t.Fatal(err)
 			}

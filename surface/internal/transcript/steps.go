@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"pling.dev/agent/internal/pagejson"
 	"time"
 
 	"pling.dev/agent/surface"
@@ -189,7 +190,7 @@ func DecodeAnswer(b []byte, a surface.Ask) surface.Answer {
 		ans.Session = &sess
 	}
 	if len(w.View) > 0 {
-		v, err := surface.ParseView(w.View)
+		v, err := pagejson.ParseView(w.View)
 		if err != nil {
 			ans.Err = err
 		}
