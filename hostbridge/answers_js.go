@@ -45,7 +45,7 @@ var askOps = [...]string{surface.AskSession: "session", surface.AskLimit: "limit
 
 // errHostFailed answers an ask the host failed (codeFailed, or a code that
 // is no answer of the ask's kind).
-var errHostFailed = newError("host", KindRejected, "the host failed the ask")
+var errHostFailed = newError("host", "the host failed the ask")
 
 // ask answers a through the host's function for it; parked: the host kept
 // a Promise, and the answer comes through pling_answer.
@@ -54,7 +54,7 @@ func (f *flight) ask(a surface.Ask) (ans surface.Answer, parked bool) {
 	var fn js.Value
 	var args []any
 	var put [][]byte
-	scratch := laneBuffer(0)
+	scratch := laneBuffer()
 	defer putScratch(scratch)
 	switch a.Kind {
 	case surface.AskSession:
@@ -73,25 +73,19 @@ func (f *flight) ask(a surface.Ask) (ans surface.Answer, parked bool) {
 		fn = s.reg.view
 		args, put = l.textParams(qb)
 	case surface.AskLimit:
-		if s.allowFn.Type() != js.TypeFunction {
-			return f.s.main.AnswerAsk(context.Background(), a), false
-		}
 		fn, args = s.allowFn, []any{a.Key, float64(a.Now.UnixMilli())}
 	case surface.AskClaim:
-		if s.claimFn.Type() != js.TypeFunction {
-			return f.s.main.AnswerAsk(context.Background(), a), false
-		}
 		fn, args = s.claimFn, []any{a.Replay.SessionID, a.Replay.RequestID, float64(a.Window.Milliseconds())}
 	case surface.AskExecute:
-		cb, err := surface.AppendJSON((*scratch)[:0], a.Call.Context)
+		cb, _ := surface.AppendJSON((*scratch)[:0], a.Call.Context) // ids only: it cannot fail
 		*scratch = cb
-		if err != nil {
-			return surface.Answer{Kind: a.Kind, Step: a.Step, Err: err}, false
-		}
 		fn = s.execFn
 		args, put = l.textParams([]byte(a.Call.Action), a.Call.Input, cb)
-	default: // AskAudit: the kernel's sink calls host.audit (see auditor)
-		return f.s.main.AnswerAsk(context.Background(), a), false
+	}
+	if fn.Type() != js.TypeFunction {
+		// No host function for it: the in-process limiter or guard, or the
+		// audit sink (see auditor), answers through the kernel.
+		return s.main.AnswerAsk(context.Background(), a), false
 	}
 	code, err := l.call(askOps[a.Kind], fn, args, put)
 	switch {
@@ -128,7 +122,7 @@ func (f *flight) wait(a surface.Ask) {
 // counts in buf.
 func (f *flight) answerFor(a surface.Ask, code float64, buf js.Value) surface.Answer {
 	ans := surface.Answer{Kind: a.Kind, Step: a.Step}
-	p := laneBuffer(0)
+	p := laneBuffer()
 	defer putScratch(p)
 	text, isText := f.s.lane.read(code, buf, (*p)[:0])
 	if isText {
@@ -219,12 +213,12 @@ func (s *Surface) sessionFrom(perCall bool, text []byte) (*surface.Session, erro
 // "no session".
 func parseSession(data []byte) (*surface.Session, error) {
 	if jsonread.HasLoneSurrogate(string(data)) {
-		return nil, newError("session", KindBadValue, "session holds a lone surrogate")
+		return nil, newError("session", "session holds a lone surrogate")
 	}
 	s := new(surface.Session)
 	var expires, revoked *json.Number
 	if err := decodeSession(data, s, &expires, &revoked); err != nil {
-		return nil, newError("session", KindBadValue, "session is not valid: "+err.Error())
+		return nil, newError("session", "session is not valid: "+err.Error())
 	}
 	var err error
 	// A missing expiresAt leaves the zero time, which the kernel reports
@@ -248,7 +242,7 @@ const maxDateMs = 8.64e15
 func msTime(n json.Number) (time.Time, error) {
 	ms, err := n.Float64()
 	if err != nil || math.IsNaN(ms) || math.Abs(ms) > maxDateMs {
-		return time.Time{}, newError("session", KindBadValue, "session times must be milliseconds since the epoch")
+		return time.Time{}, newError("session", "session times must be milliseconds since the epoch")
 	}
 	sec := math.Floor(ms / 1000)
 	nsec := (ms - sec*1000) * 1e6
@@ -270,7 +264,7 @@ type auditor struct {
 }
 
 func (a auditor) onAudit(_ context.Context, ev surface.AuditEvent) error {
-	scratch := laneBuffer(0)
+	scratch := laneBuffer()
 	defer putScratch(scratch)
 	b, err := surface.AppendJSON((*scratch)[:0], ev)
 	*scratch = b

@@ -22,8 +22,7 @@ type Surface struct {
 	// main is the kernel. An exchange asks for a session when the host
 	// has session() or the call brings its own getter (a private channel
 	// authenticated by the page), and runs in open mode otherwise.
-	main       *surface.Surface
-	hasSession bool
+	main *surface.Surface
 	// The last session each kind of getter answered as text: host.session()
 	// may answer codeSame for it (see sessionFrom).
 	lastHost, lastCall textCache[surface.Session]
@@ -72,9 +71,6 @@ func New(host js.Value, cfg Config) (*Surface, error) {
 	if hostTimeout == 0 {
 		hostTimeout = DefaultHostTimeout
 	}
-	if cfg.RecordLimit < 0 || cfg.MaxRecordLimit < 0 {
-		return nil, errors.New("hostbridge: record limits must not be negative")
-	}
 
 	l := newLane(host)
 	if l.size == 0 {
@@ -86,7 +82,6 @@ func New(host js.Value, cfg Config) (*Surface, error) {
 		reg:          newRegistry(host, l),
 		hostTimeout:  hostTimeout,
 		limits:       defaultLimits,
-		hasSession:   hasFunc(host, "session"),
 		reply:        hostFunc(host, "reply"),
 		sessionFn:    hostFunc(host, "session"),
 		sessionForFn: hostFunc(host, "sessionFor"),
@@ -134,8 +129,7 @@ func New(host js.Value, cfg Config) (*Surface, error) {
 		s.claimFn = hostFunc(host, "claim")
 		o.Replay = &surface.ReplayOptions{Window: window}
 	}
-	if hasFunc(host, "audit") {
-		a := auditor{audit: hostFunc(host, "audit"), auditError: hostFunc(host, "auditError"), lane: l}
+	if a := (auditor{audit: hostFunc(host, "audit"), auditError: hostFunc(host, "auditError"), lane: l}); a.audit.Type() == js.TypeFunction {
 		o.OnAudit = a.onAudit
 		o.OnAuditError = a.onAuditError
 	}
@@ -149,6 +143,10 @@ func New(host js.Value, cfg Config) (*Surface, error) {
 // fields), which the bridge checks a request against before the kernel
 // sees it and tells the page.
 var defaultLimits = surface.Limits{MaxRequestBytes: 64 << 10, MaxResponseBytes: 1 << 20}
+
+// hasSession reports whether the host has session(): exchanges then ask
+// for the caller's session.
+func (s *Surface) hasSession() bool { return s.sessionFn.Type() == js.TypeFunction }
 
 // failure encodes a protocol failure the kernel never saw.
 func (s *Surface) failure(code surface.Code, msg string) []byte {
