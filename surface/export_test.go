@@ -17,9 +17,9 @@ func Held(v any) int {
 // Names the package keeps unexported, under their old names for the
 // external tests.
 var (
-	ErrWrongAnswer       = errWrongAnswer
-	ErrReplayGuardFull   = errReplayGuardFull
-	DefaultLimits        = defaultLimits
+	ErrWrongAnswer     = errWrongAnswer
+	ErrReplayGuardFull = errReplayGuardFull
+	DefaultLimits      = defaultLimits
 )
 
 const (
