@@ -46,11 +46,12 @@ type Options struct {
 	Expose func(id string) bool
 	// Session returns the verified session in force for one call. It is
 	// evaluated on every describe and handled request, so expiry and
-	// revocation take effect without reloading anything; nil with no error
-	// is no session (SESSION_REQUIRED), an error fails closed
-	// (SESSION_INVALID). Default nil: open mode, where every exposed capability is
-	// callable without a session. Open mode is for local debugging only;
-	// production pages set this. StaticSession answers a fixed one.
+	// revocation take effect without reloading anything; nil with no
+	// error is no session (SESSION_REQUIRED), an error fails closed
+	// (SESSION_INVALID). Default nil: open mode, where every exposed
+	// capability is callable without a session. Open mode is for local
+	// debugging only; production pages set this. StaticSession answers a
+	// fixed one.
 	Session func(ctx context.Context) (*Session, error)
 
 	// RecordLimit is describe's default record window. Default 8.
