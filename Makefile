@@ -67,8 +67,8 @@ extension:
 	cp extension/manifest.json extension/*.js extension/*.html extension/*.css $(BUILD)/extension/
 	cp js/client/pling-client.js js/pling-protocol.d.ts $(BUILD)/extension/
 	sed 's|"../pling-protocol.js"|"./pling-protocol.js"|' js/client/pling-client.d.ts > $(BUILD)/extension/pling-client.d.ts
-	cp mcpfacade/page.js $(BUILD)/extension/page.js
 	node js/client/classic.mjs js/client/pling-client.js > $(BUILD)/extension/pling-client.classic.js
+	cat $(BUILD)/extension/pling-client.classic.js mcpfacade/caller.js > $(BUILD)/extension/page.js
 
 .PHONY: screenshots
 
@@ -93,11 +93,11 @@ test-js:
 	@echo "== GOOS=js tests under Node (hostbridge, wasm, internal/sprint)"
 	GOROOT="$(GOROOT)" GOOS=js GOARCH=wasm $(GO) test -count=1 -exec="node --stack-size=8192 $(CURDIR)/hostbridge/testdata/exec_node.js" ./hostbridge/... ./wasm/... ./internal/sprint/
 
-## test-client: the client library's unit tests (and those of pling-mcp's page.js,
+## test-client: the client library's unit tests (and those of pling-mcp's caller in the page,
 ## and the extension's module bounds), with Node's own runner.
 test-client:
 	@echo "== client library tests under node --test"
-	node --test js/client/ js/test/webmcp.test.mjs js/test/loading.test.mjs js/test/rules.test.mjs js/test/protocol-types.test.mjs mcpfacade/page.test.mjs extension/test/
+	node --test js/client/ js/test/webmcp.test.mjs js/test/loading.test.mjs js/test/rules.test.mjs js/test/protocol-types.test.mjs mcpfacade/caller.test.mjs extension/test/
 
 ## chromium: install Debian's Chromium when it is missing (never a downloaded browser).
 chromium:

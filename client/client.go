@@ -188,18 +188,26 @@ const (
 	BusinessFailure Kind = "business_failure"
 )
 
+// method is a protocol method: version 0.1 has exactly two.
+type method string
+
+const (
+	methodDescribe method = "describe"
+	methodInvoke   method = "invoke"
+)
+
 // Approval is where a person's approval stands, as the result reports it.
 type Approval string
 
 const (
 	// ApprovalNone: the result says nothing about approval.
 	ApprovalNone    Approval = ""
-	ApprovalPending Approval = surface.ApprovalPending
-	ApprovalGranted Approval = surface.ApprovalGranted
-	ApprovalDenied  Approval = surface.ApprovalDenied
+	ApprovalPending Approval = "pending"
+	ApprovalGranted Approval = "granted"
+	ApprovalDenied  Approval = "denied"
 	// ApprovalUnknown: the page reported a status the surface does not
 	// know. It is not a grant.
-	ApprovalUnknown Approval = surface.ApprovalUnknown
+	ApprovalUnknown Approval = "unknown"
 )
 
 // Result is an invoke the surface accepted.
@@ -242,16 +250,16 @@ type describeBody struct {
 }
 
 type describeRequest struct {
-	Protocol string         `json:"protocol"`
-	ID       string         `json:"id"`
-	Method   surface.Method `json:"method"`
-	Input    *describeBody  `json:"input,omitempty"`
+	Protocol string        `json:"protocol"`
+	ID       string        `json:"id"`
+	Method   method        `json:"method"`
+	Input    *describeBody `json:"input,omitempty"`
 }
 
 type invokeRequest struct {
 	Protocol   string          `json:"protocol"`
 	ID         string          `json:"id"`
-	Method     surface.Method  `json:"method"`
+	Method     method          `json:"method"`
 	Capability string          `json:"capability"`
 	Input      json.RawMessage `json:"input,omitempty"`
 }
@@ -271,11 +279,11 @@ func (c *Client) Describe(ctx context.Context, in DescribeInput) (*Description, 
 		}
 	}
 	id := c.opts.NewID()
-	req, err := json.Marshal(describeRequest{Protocol: surface.Protocol, ID: id, Method: surface.MethodDescribe, Input: body})
+	req, err := json.Marshal(describeRequest{Protocol: surface.Protocol, ID: id, Method: methodDescribe, Input: body})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidInput, err)
 	}
-	want := c.expect(id, surface.MethodDescribe)
+	want := c.expect(id, methodDescribe)
 	env, _, err := c.exchange(ctx, req, want)
 	if err != nil {
 		return nil, fmt.Errorf("client: describe (id %s): %w", brief(id), err)
@@ -317,11 +325,11 @@ func (c *Client) invoke(ctx context.Context, capability string, in json.RawMessa
 	if id == "" {
 		id = c.opts.NewID()
 	}
-	req, err := json.Marshal(invokeRequest{Protocol: surface.Protocol, ID: id, Method: surface.MethodInvoke, Capability: capability, Input: in})
+	req, err := json.Marshal(invokeRequest{Protocol: surface.Protocol, ID: id, Method: methodInvoke, Capability: capability, Input: in})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidInput, err)
 	}
-	env, attempts, err := c.exchange(ctx, req, c.expect(id, surface.MethodInvoke))
+	env, attempts, err := c.exchange(ctx, req, c.expect(id, methodInvoke))
 	unknown := func(err error) error {
 		return &OutcomeUnknownError{ID: id, Capability: capability, Attempts: attempts, Err: err}
 	}
@@ -360,7 +368,7 @@ func invokeResult(env *envelope) (*Result, error) {
 	return r, nil
 }
 
-func (c *Client) expect(id string, m surface.Method) expect {
+func (c *Client) expect(id string, m method) expect {
 	return expect{id: id, method: m, app: c.opts.App, max: c.opts.MaxReplyBytes}
 }
 

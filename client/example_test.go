@@ -16,7 +16,7 @@ import (
 func ordersSurface(records int) (*surfacetest.Page, *surface.Surface) {
 	page := surfacetest.Orders(records)
 	s, err := surface.New(surface.Options{
-		Registry: page, Execute: page, Now: surfacetest.NewClock().Now,
+		Registry: page.View, Execute: page.Execute, Now: surfacetest.NewClock().Now,
 		App: "orders", Replay: &surface.ReplayOptions{},
 	})
 	if err != nil {

@@ -42,7 +42,7 @@ func fuzzSeeds(t testing.TB) []string {
 	}
 	// The kernel's own replies to a few requests.
 	page := surfacetest.Orders(3)
-	s, err := surface.New(surface.Options{Registry: page, Execute: page, Now: surfacetest.NewClock().Now, App: "orders",
+	s, err := surface.New(surface.Options{Registry: page.View, Execute: page.Execute, Now: surfacetest.NewClock().Now, App: "orders",
 		RateLimit: &surface.RateLimitOptions{MaxRequests: 6, Window: time.Minute}})
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +70,7 @@ func FuzzParseResponse(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, m := range []surface.Method{surface.MethodInvoke, surface.MethodDescribe} {
+		for _, m := range []method{methodInvoke, methodDescribe} {
 			want := expect{id: fuzzID, method: m, max: DefaultMaxReplyBytes}
 			env, err := parseEnvelope(data, want)
 			if (env == nil) == (err == nil) {
@@ -96,7 +96,7 @@ func FuzzParseResponse(f *testing.F) {
 			if _, hasErr := top["error"]; hasErr && top["error"] != nil {
 				t.Fatalf("success with an error member: %q", data)
 			}
-			if m == surface.MethodDescribe {
+			if m == methodDescribe {
 				d, err := parseDescription(env.result, want, false)
 				if err != nil {
 					continue
@@ -164,9 +164,9 @@ func TestFuzzSeedsParse(t *testing.T) {
 	seeds := fuzzSeeds(t)
 	kernel := seeds[len(seeds)-7:]
 	for i, s := range kernel {
-		m := surface.MethodInvoke
+		m := methodInvoke
 		if i == 0 {
-			m = surface.MethodDescribe
+			m = methodDescribe
 		}
 		env, err := parseEnvelope([]byte(s), expect{id: fuzzID, method: m})
 		if err != nil {
@@ -175,7 +175,7 @@ func TestFuzzSeedsParse(t *testing.T) {
 		if env.perr != nil {
 			continue
 		}
-		if m == surface.MethodDescribe {
+		if m == methodDescribe {
 			_, err = parseDescription(env.result, expect{}, false)
 		} else {
 			_, err = invokeResult(env)

@@ -27,13 +27,16 @@ type kernel struct {
 	revoked bool
 }
 
+// registry is the type of surface.Options.Registry.
+type registry = func(ctx context.Context, q surface.ViewQuery) (*surface.View, error)
+
 type kernelConfig struct {
 	records int
 	app     string
 	replay  bool
 	rate    *surface.RateLimitOptions
 	page    func(p *surfacetest.Page)
-	wrap    func(r surface.Registry) surface.Registry
+	wrap    func(r registry) registry
 }
 
 var allScope = []string{"orders.search", "update_note@order", "approve@order", "orders.fail", "orders.hang", "odd.approval", "tag@order"}
@@ -65,12 +68,12 @@ func newKernel(t testing.TB, cfg kernelConfig) *kernel {
 	if cfg.page != nil {
 		cfg.page(k.page)
 	}
-	var reg surface.Registry = k.page
+	var reg registry = k.page.View
 	if cfg.wrap != nil {
 		reg = cfg.wrap(reg)
 	}
 	opts := surface.Options{
-		Registry: reg, Execute: k.page, Now: k.clock.Now, App: cfg.app,
+		Registry: reg, Execute: k.page.Execute, Now: k.clock.Now, App: cfg.app,
 		Session:        k.session,
 		RateLimit:      cfg.rate,
 		ExecuteTimeout: time.Minute, // the client's timeouts are under test, not the kernel's

@@ -195,14 +195,14 @@ func TestRecords(t *testing.T) {
 		}
 	})
 	t.Run("an empty page short of the total", func(t *testing.T) {
-		k := newKernel(t, kernelConfig{records: 7, wrap: func(r surface.Registry) surface.Registry {
-			return surface.RegistryFunc(func(ctx context.Context, q surface.ViewQuery) (*surface.View, error) {
-				v, err := r.View(ctx, q)
+		k := newKernel(t, kernelConfig{records: 7, wrap: func(r registry) registry {
+			return func(ctx context.Context, q surface.ViewQuery) (*surface.View, error) {
+				v, err := r(ctx, q)
 				if err == nil && q.Offset >= 5 {
 					v.Records, v.RecordsTotal = nil, 7 // claims seven, shows five
 				}
 				return v, err
-			})
+			}
 		}})
 		c := client.New(client.KernelTransport(k.s), fast(client.Options{}))
 		n, failed := 0, false
@@ -221,15 +221,15 @@ func TestRecords(t *testing.T) {
 		// One record a page, whatever the offset, of a total that never
 		// comes: the iteration stops at MaxRecords and says so.
 		endless := func(max int) (records, describes int, last error) {
-			k := newKernel(t, kernelConfig{records: 1, wrap: func(r surface.Registry) surface.Registry {
-				return surface.RegistryFunc(func(ctx context.Context, q surface.ViewQuery) (*surface.View, error) {
-					v, err := r.View(ctx, q)
+			k := newKernel(t, kernelConfig{records: 1, wrap: func(r registry) registry {
+				return func(ctx context.Context, q surface.ViewQuery) (*surface.View, error) {
+					v, err := r(ctx, q)
 					if err == nil && q.IDs == nil {
 						v.Records = []surface.Record{{ID: fmt.Sprintf("R-%d", q.Offset), Fields: map[string]any{"n": 1}}}
 						v.RecordsTotal = 1e15
 					}
 					return v, err
-				})
+				}
 			}})
 			w := &wire{next: client.KernelTransport(k.s)}
 			c := client.New(w, fast(client.Options{MaxRecords: max}))

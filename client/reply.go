@@ -22,7 +22,7 @@ const maxReplyDepth = 128
 // expect is what a reply must match.
 type expect struct {
 	id     string
-	method surface.Method
+	method method
 	app    string // "" accepts any app
 	max    int    // largest reply in bytes
 }
@@ -128,7 +128,7 @@ func parseEnvelope(data []byte, want expect) (*envelope, error) {
 	}
 	env.result = result
 	if a, present := top["after"]; present && !isNull(a) {
-		if want.method != surface.MethodInvoke {
+		if want.method != methodInvoke {
 			return nil, badReply("after on a describe")
 		}
 		if _, ok := members(a); !ok {

@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"math"
 	"syscall/js"
 	"time"
@@ -40,9 +39,13 @@ const (
 	codeReplayed = 2
 )
 
+// askOps name the host operation of each ask kind in errors.
+var askOps = [...]string{surface.AskSession: "session", surface.AskLimit: "limit", surface.AskView: "view",
+	surface.AskClaim: "claim", surface.AskExecute: "execute", surface.AskAudit: "audit"}
+
 // errHostFailed answers an ask the host failed (codeFailed, or a code that
 // is no answer of the ask's kind).
-var errHostFailed = newError("host", KindRejected, "the host failed the ask")
+var errHostFailed = newError("host", "the host failed the ask")
 
 // ask answers a through the host's function for it; parked: the host kept
 // a Promise, and the answer comes through pling_answer.
@@ -51,7 +54,7 @@ func (f *flight) ask(a surface.Ask) (ans surface.Answer, parked bool) {
 	var fn js.Value
 	var args []any
 	var put [][]byte
-	scratch := laneBuffer(0)
+	scratch := laneBuffer()
 	defer putScratch(scratch)
 	switch a.Kind {
 	case surface.AskSession:
@@ -70,27 +73,21 @@ func (f *flight) ask(a surface.Ask) (ans surface.Answer, parked bool) {
 		fn = s.reg.view
 		args, put = l.textParams(qb)
 	case surface.AskLimit:
-		if s.allowFn.Type() != js.TypeFunction {
-			return f.s.main.AnswerAsk(context.Background(), a), false
-		}
 		fn, args = s.allowFn, []any{a.Key, float64(a.Now.UnixMilli())}
 	case surface.AskClaim:
-		if s.claimFn.Type() != js.TypeFunction {
-			return f.s.main.AnswerAsk(context.Background(), a), false
-		}
 		fn, args = s.claimFn, []any{a.Replay.SessionID, a.Replay.RequestID, float64(a.Window.Milliseconds())}
 	case surface.AskExecute:
-		cb, err := surface.AppendJSON((*scratch)[:0], a.Call.Context)
+		cb, _ := surface.AppendJSON((*scratch)[:0], a.Call.Context) // ids only: it cannot fail
 		*scratch = cb
-		if err != nil {
-			return surface.Answer{Kind: a.Kind, Step: a.Step, Err: err}, false
-		}
 		fn = s.execFn
 		args, put = l.textParams([]byte(a.Call.Action), a.Call.Input, cb)
-	default: // AskAudit: the kernel's sink calls host.audit (see auditor)
-		return f.s.main.AnswerAsk(context.Background(), a), false
 	}
-	code, err := l.call(a.Kind.String(), fn, args, put)
+	if fn.Type() != js.TypeFunction {
+		// No host function for it: the in-process limiter or guard, or the
+		// audit sink (see auditor), answers through the kernel.
+		return s.main.AnswerAsk(context.Background(), a), false
+	}
+	code, err := l.call(askOps[a.Kind], fn, args, put)
 	switch {
 	case err != nil:
 		return surface.Answer{Kind: a.Kind, Step: a.Step, Err: err}, false
@@ -125,7 +122,7 @@ func (f *flight) wait(a surface.Ask) {
 // counts in buf.
 func (f *flight) answerFor(a surface.Ask, code float64, buf js.Value) surface.Answer {
 	ans := surface.Answer{Kind: a.Kind, Step: a.Step}
-	p := laneBuffer(0)
+	p := laneBuffer()
 	defer putScratch(p)
 	text, isText := f.s.lane.read(code, buf, (*p)[:0])
 	if isText {
@@ -216,12 +213,12 @@ func (s *Surface) sessionFrom(perCall bool, text []byte) (*surface.Session, erro
 // "no session".
 func parseSession(data []byte) (*surface.Session, error) {
 	if jsonread.HasLoneSurrogate(string(data)) {
-		return nil, newError("session", KindBadValue, "session holds a lone surrogate")
+		return nil, newError("session", "session holds a lone surrogate")
 	}
 	s := new(surface.Session)
 	var expires, revoked *json.Number
 	if err := decodeSession(data, s, &expires, &revoked); err != nil {
-		return nil, newError("session", KindBadValue, "session is not valid: "+err.Error())
+		return nil, newError("session", "session is not valid: "+err.Error())
 	}
 	var err error
 	// A missing expiresAt leaves the zero time, which the kernel reports
@@ -245,34 +242,11 @@ const maxDateMs = 8.64e15
 func msTime(n json.Number) (time.Time, error) {
 	ms, err := n.Float64()
 	if err != nil || math.IsNaN(ms) || math.Abs(ms) > maxDateMs {
-		return time.Time{}, newError("session", KindBadValue, "session times must be milliseconds since the epoch")
+		return time.Time{}, newError("session", "session times must be milliseconds since the epoch")
 	}
 	sec := math.Floor(ms / 1000)
 	nsec := (ms - sec*1000) * 1e6
 	return time.Unix(int64(sec), int64(nsec)), nil
-}
-
-// hostAnswers stands for the kernel's registry, executor, limiter and
-// guard, which the kernel requires and which the bridge never lets it
-// call: flight.ask answers those asks through the host's functions.
-type hostAnswers struct{}
-
-var errHostAnswers = errors.New("hostbridge: the host answers this ask")
-
-func (hostAnswers) View(context.Context, surface.ViewQuery) (*surface.View, error) {
-	return nil, errHostAnswers
-}
-
-func (hostAnswers) Execute(context.Context, surface.Call) (json.RawMessage, error) {
-	return nil, errHostAnswers
-}
-
-func (hostAnswers) Allow(context.Context, string, time.Time) (surface.Decision, error) {
-	return surface.Decision{}, errHostAnswers
-}
-
-func (hostAnswers) Claim(context.Context, surface.ReplayKey, time.Time, time.Duration) (surface.ReplayDecision, error) {
-	return 0, errHostAnswers
 }
 
 // auditor delivers audit events to host.audit(eventJSON) and failures to
@@ -290,7 +264,7 @@ type auditor struct {
 }
 
 func (a auditor) onAudit(_ context.Context, ev surface.AuditEvent) error {
-	scratch := laneBuffer(0)
+	scratch := laneBuffer()
 	defer putScratch(scratch)
 	b, err := surface.AppendJSON((*scratch)[:0], ev)
 	*scratch = b

@@ -90,7 +90,7 @@ func BenchmarkDescribe(b *testing.B) {
 		var sess surface.Session
 		_ = json.Unmarshal([]byte(h.Call("session").String()), &sess)
 		sess.ExpiresAt = time.Now().Add(time.Hour)
-		k, err := surface.New(surface.Options{Registry: &goRegistry{v}, Execute: surface.ExecutorFunc(func(context.Context, surface.Call) (json.RawMessage, error) { return json.RawMessage(`{}`), nil }), Now: time.Now, Session: surface.StaticSession(&sess)})
+		k, err := surface.New(surface.Options{Registry: (&goRegistry{v}).View, Execute: func(context.Context, surface.Call) (json.RawMessage, error) { return json.RawMessage(`{}`), nil }, Now: time.Now, Session: surface.StaticSession(&sess)})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"pling.dev/agent/internal/pagejson"
 	"reflect"
 	"strconv"
 	"strings"
@@ -268,7 +269,7 @@ func TestRuntimeTextsReadAsEncodingJSON(t *testing.T) {
 	if err := decodeExact([]byte(texts["actions"]), &want, false); err != nil || len(want) != 50 {
 		t.Fatalf("actions text: %d actions, %v", len(want), err)
 	}
-	if got, err := surface.ParseActions([]byte(texts["actions"])); err != nil || !reflect.DeepEqual(got, want) {
+	if got, err := pagejson.ParseActions([]byte(texts["actions"])); err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("ParseActions: %v\n got %#v\nwant %#v", err, got, want)
 	}
 }

@@ -65,7 +65,7 @@
 //   - Every Promise the bridge waits for goes to the host's wait with a
 //     time limit, under a ticket that pling_answer takes once; whatever
 //     comes for it later is refused. Nothing per call needs releasing.
-//   - Every JS exception and every syscall/js panic becomes an *Error
+//   - Every JS exception and every syscall/js panic becomes a *hostError
 //     (see catch), and every entry recovers, so a throwing page or a bad
 //     argument can never stop the Go program.
 //   - The registry's actions are parsed only when its version() changed, or,

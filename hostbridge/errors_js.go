@@ -9,50 +9,32 @@ import (
 	"pling.dev/agent/internal/sprint"
 )
 
-// Kind classifies a failure at the JS boundary.
-type Kind string
-
-const (
-	KindThrew    Kind = "threw"     // a JS function threw
-	KindRejected Kind = "rejected"  // a Promise the host waited for failed
-	KindBadValue Kind = "bad_value" // the host answered a value of the wrong type or shape
-	KindPanic    Kind = "panic"     // Go code panicked while talking to the host
-)
-
-// Error is a failure at the JS boundary. The kernel turns it into a protocol
-// code (INTERNAL_ERROR, SESSION_INVALID, RATE_LIMIT_UNAVAILABLE, ...); its
-// text never reaches a reply.
-type Error struct {
-	Op   string // the host operation, e.g. "execute"
-	Kind Kind
-	Msg  string
-	// Reason is the thrown value or rejection reason, when there is one, so
-	// that it can be handed back to page code (onAuditError) unchanged.
-	Reason js.Value
+// hostError is a failure at the JS boundary. The kernel turns it into a
+// protocol code (INTERNAL_ERROR, SESSION_INVALID, RATE_LIMIT_UNAVAILABLE,
+// ...); its text never reaches a reply.
+type hostError struct {
+	op, msg string // the host operation (e.g. "execute"), and what went wrong
+	// reason is the thrown value, when there is one, so that it can be
+	// handed back to page code (onAuditError) unchanged.
+	reason js.Value
 }
 
-func (e *Error) Error() string {
-	s := "hostbridge: " + e.Op + ": " + string(e.Kind)
-	if e.Msg != "" {
-		s += ": " + e.Msg
-	}
-	return s
-}
+func (e *hostError) Error() string { return "hostbridge: " + e.op + ": " + e.msg }
 
 // reason returns the JS value behind err, or undefined.
 func reason(err error) js.Value {
-	var e *Error
-	if errors.As(err, &e) && !e.Reason.IsUndefined() {
-		return e.Reason
+	var e *hostError
+	if errors.As(err, &e) {
+		return e.reason
 	}
 	return js.Undefined()
 }
 
-func newError(op string, k Kind, msg string) *Error {
-	return &Error{Op: op, Kind: k, Msg: msg, Reason: js.Undefined()}
+func newError(op, msg string) *hostError {
+	return &hostError{op: op, msg: msg, reason: js.Undefined()}
 }
 
-// catch runs fn and turns a JS exception or any panic into an *Error. It is
+// catch runs fn and turns a JS exception or any panic into a *hostError. It is
 // the one place where syscall/js panics are contained; every call into JS
 // goes through it.
 func catch(op string, fn func()) (err error) {
@@ -65,19 +47,17 @@ func catch(op string, fn func()) (err error) {
 	return nil
 }
 
-// panicError classifies a recovered panic value.
-func panicError(op string, r any) *Error {
+// panicError words a recovered panic value.
+func panicError(op string, r any) *hostError {
 	switch v := r.(type) {
-	case *Error:
+	case *hostError:
 		return v
 	case js.Error:
-		return &Error{Op: op, Kind: KindThrew, Msg: describe(v.Value), Reason: v.Value}
-	case *js.ValueError:
-		return newError(op, KindBadValue, v.Error())
+		return &hostError{op: op, msg: "threw: " + describe(v.Value), reason: v.Value}
 	case error:
-		return newError(op, KindPanic, v.Error())
+		return newError(op, v.Error())
 	default:
-		return newError(op, KindPanic, sprint.Sprint(r))
+		return newError(op, sprint.Sprint(r))
 	}
 }
 

@@ -151,18 +151,11 @@ func enterKey() int32 { return entryKey }
 
 //go:wasmexport pling_handle
 func enterHandle(k0, k1, slot, n, token, flags int32) int32 {
-	if !keyed(k0, k1) {
-		return entryRefused
-	}
-	s := slots[slot]
-	if s == nil || n < 0 || int(n) > s.lane.size {
-		return entryRefused
-	}
-	if flags&flagSession != 0 && s.sessionForFn.Type() != js.TypeFunction {
+	s, req, ok := enter(k0, k1, slot, n, 0)
+	if !ok || (flags&flagSession != 0 && s.sessionForFn.Type() != js.TypeFunction) {
 		return entryRefused
 	}
 	fastEntries++
-	req := entryText(s, int(n))
 	f := newFlight(s, float64(token))
 	f.shared = flags&flagShared != 0
 	f.perCall = flags&flagSession != 0
@@ -171,16 +164,27 @@ func enterHandle(k0, k1, slot, n, token, flags int32) int32 {
 	switch {
 	case s.closed:
 		f.send(s.failure(surface.CodeInternalError, "surface is closed"))
-	case req == nil:
-		f.send(s.failure(surface.CodeInvalidRequest, "request must be JSON text"))
 	case len(req) > s.limits.MaxRequestBytes:
 		f.send(s.failure(surface.CodeInvalidRequest, "request is larger than the size limit"))
 	default:
 		f.buf = bufferPool.Get().(*[]byte)
-		f.x = s.main.Begin((*f.buf)[:0], req, s.hasSession || f.perCall)
+		f.x = s.main.Begin((*f.buf)[:0], req, s.hasSession() || f.perCall)
 		f.run()
 	}
 	return entryAccepted
+}
+
+// enter checks a call into an entry export (the secret, an open slot, a
+// text that fits entryIO: n bytes, from min on, -1 for none) and copies the
+// text out.
+func enter(k0, k1, slot, n, min int32) (s *Surface, text []byte, ok bool) {
+	if s = slots[slot]; !keyed(k0, k1) || s == nil || n < min || int(n) > s.lane.size {
+		return nil, nil, false
+	}
+	if n >= 0 {
+		text = entryText(s, int(n))
+	}
+	return s, text, true
 }
 
 var (
@@ -232,18 +236,11 @@ func enterClose(k0, k1, slot int32) int32 {
 
 //go:wasmexport pling_describe
 func enterDescribe(k0, k1, slot, n, token int32) int32 {
-	if !keyed(k0, k1) {
-		return entryRefused
-	}
-	s := slots[slot]
-	if s == nil || n < -1 || int(n) > s.lane.size {
+	s, input, ok := enter(k0, k1, slot, n, -1)
+	if !ok {
 		return entryRefused
 	}
 	fastEntries++
-	var input []byte
-	if n >= 0 {
-		input = entryText(s, int(n))
-	}
 	f := newFlight(s, float64(token))
 	f.describe = true
 	defer f.recover()
@@ -252,7 +249,7 @@ func enterDescribe(k0, k1, slot, n, token int32) int32 {
 		f.send(describeFailure(&surface.Error{Code: surface.CodeInternalError, Message: "surface is closed"}))
 		return entryAccepted
 	}
-	f.x = s.main.BeginDescribe(input, s.hasSession)
+	f.x = s.main.BeginDescribe(input, s.hasSession())
 	f.run()
 	return entryAccepted
 }

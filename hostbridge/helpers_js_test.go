@@ -401,7 +401,39 @@ func awaitJS(p js.Value) (js.Value, error) {
 	js.Global().Get("Promise").Call("resolve", p).Call("then", ok, fail)
 	o := <-ch
 	if !o.ok {
-		return js.Undefined(), &Error{Op: "test", Kind: KindRejected, Msg: describe(o.v), Reason: o.v}
+		return js.Undefined(), &hostError{op: "test", msg: "rejected: " + describe(o.v), reason: o.v}
 	}
 	return o.v, nil
+}
+
+// Stats counts what the bridge holds, so that tests (and a page, through
+// the runtime's stats()) can check that nothing leaks.
+type Stats struct {
+	// LiveFuncs is the number of js.Funcs made and not released: the
+	// runtime's own (create and stats), none per surface.
+	LiveFuncs int
+	// PendingAwaits is the number of host Promises being waited for.
+	PendingAwaits int
+	// Surfaces is the number of surfaces created and not closed.
+	Surfaces int
+	// FastEntries is the number of calls that came in through the
+	// module's exports (see exports_js.go).
+	FastEntries int
+}
+
+// ReadStats returns the current counters.
+func ReadStats() Stats {
+	return Stats{
+		LiveFuncs:     int(liveFuncs.Load()),
+		PendingAwaits: len(tickets),
+		Surfaces:      len(slots),
+		FastEntries:   fastEntries,
+	}
+}
+
+// registryStats is what tests read.
+type registryStats struct{ reads, parses int }
+
+func (r *registry) stats() registryStats {
+	return registryStats{reads: r.actionsReads, parses: r.actionsParse}
 }

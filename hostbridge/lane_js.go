@@ -49,13 +49,11 @@ const maxLaneBytes = 1 << 20
 // newLane reads host.io and host.entryIO. Anything but two Uint8Arrays of
 // the same length means no lane.
 func newLane(host js.Value) lane {
-	u8, err := getProp(js.Global(), "Uint8Array")
-	if err != nil || u8.Type() != js.TypeFunction {
-		return lane{}
-	}
-	io, err1 := getProp(host, "io")
-	entry, err2 := getProp(host, "entryIO")
-	if err1 != nil || err2 != nil || !isInstance(io, u8) || !isInstance(entry, u8) {
+	// A read that fails answers undefined, which is no instance.
+	u8, _ := getProp(js.Global(), "Uint8Array")
+	io, _ := getProp(host, "io")
+	entry, _ := getProp(host, "entryIO")
+	if !isInstance(io, u8) || !isInstance(entry, u8) {
 		return lane{}
 	}
 	var n, m int
@@ -111,7 +109,7 @@ func (l lane) call(op string, fn js.Value, args []any, put [][]byte) (code float
 	case len(put) == 1:
 		in = put[0]
 	default:
-		p := laneBuffer(0)
+		p := laneBuffer()
 		defer laneBuffers.Put(p)
 		in = (*p)[:0]
 		for _, t := range put {
@@ -162,12 +160,9 @@ func putScratch(p *[]byte) {
 	}
 }
 
-// laneBuffer takes a pooled buffer of at least n bytes.
-func laneBuffer(n int) *[]byte {
+// laneBuffer takes a pooled buffer.
+func laneBuffer() *[]byte {
 	p := laneBuffers.Get().(*[]byte)
-	if cap(*p) < n {
-		*p = make([]byte, n)
-	}
 	*p = (*p)[:cap(*p)]
 	return p
 }
@@ -188,11 +183,11 @@ func (l lane) text(op string, fn js.Value, texts ...[]byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	p := laneBuffer(0)
+	p := laneBuffer()
 	defer putScratch(p)
 	b, ok := l.read(code, l.io, (*p)[:0])
 	if !ok {
-		return "", newError(op, KindBadValue, "the host answered no text")
+		return "", newError(op, "the host answered no text")
 	}
 	*p = b
 	return string(b), nil

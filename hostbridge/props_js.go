@@ -31,14 +31,10 @@ func theEnv() *jsenv {
 // getter that throws unwinds through the Go program's frames and corrupts
 // it ("unexpected return pc"), whereas Value.Call catches the exception and
 // it comes back as a recoverable panic. Primitives have no properties here.
-func getProp(obj js.Value, key string) (js.Value, error) {
-	return reflectGet(theEnv().reflect, obj, key)
-}
-
-func reflectGet(reflect, obj js.Value, key string) (v js.Value, err error) {
+func getProp(obj js.Value, key string) (v js.Value, err error) {
 	if t := obj.Type(); t != js.TypeObject && t != js.TypeFunction {
 		return js.Undefined(), nil
 	}
-	err = catch("get "+key, func() { v = reflect.Call("get", obj, key) })
+	err = catch("get "+key, func() { v = theEnv().reflect.Call("get", obj, key) })
 	return v, err
 }

@@ -5,6 +5,7 @@ package hostbridge
 import (
 	"maps"
 	"math"
+	"pling.dev/agent/internal/pagejson"
 	"strconv"
 	"syscall/js"
 
@@ -131,8 +132,8 @@ func (r *registry) current() ([]surface.Action, string, error) {
 	acts := r.actions
 
 	if !same {
-		if acts, err = surface.ParseActions([]byte(text)); err != nil {
-			return nil, "", newError("registry.actions", KindBadValue, "actions are not valid JSON: "+err.Error())
+		if acts, err = pagejson.ParseActions([]byte(text)); err != nil {
+			return nil, "", newError("registry.actions", "actions are not valid JSON: "+err.Error())
 		}
 		if acts == nil {
 			acts = []surface.Action{}
@@ -171,7 +172,7 @@ func (r *registry) readExpose(acts []surface.Action) (map[string]bool, error) {
 	}
 	answers, err := parseBools([]byte(text))
 	if err != nil || len(answers) != len(ids) {
-		return nil, newError("registry.expose", KindBadValue, "expose() must answer one boolean per id")
+		return nil, newError("registry.expose", "expose() must answer one boolean per id")
 	}
 	out := make(map[string]bool, len(ids))
 	for i, id := range ids {
@@ -197,8 +198,8 @@ func (r *registry) viewOf(text []byte, acts []surface.Action, gen string) (*surf
 		// keep slices of it (an action's inputSchema).
 		t := string(text)
 		var err error
-		if parsed, err = surface.ParseView([]byte(t)); err != nil {
-			return nil, newError("registry.view", KindBadValue, "view is not valid JSON: "+err.Error())
+		if parsed, err = pagejson.ParseView([]byte(t)); err != nil {
+			return nil, newError("registry.view", "view is not valid JSON: "+err.Error())
 		}
 		parsed.Actions = nil
 		r.views.put(t, parsed)
@@ -212,11 +213,4 @@ func (r *registry) viewWith(parsed *surface.View, acts []surface.Action, gen str
 	// The kernel only reads the actions, so the cached slice is shared.
 	view.Actions, view.ActionsVersion = acts, gen
 	return &view
-}
-
-// registryStats is what tests read.
-type registryStats struct{ reads, parses int }
-
-func (r *registry) stats() registryStats {
-	return registryStats{reads: r.actionsReads, parses: r.actionsParse}
 }

@@ -8,31 +8,6 @@ import (
 	"pling.dev/agent/surface"
 )
 
-// Stats counts what the bridge holds, so that tests (and a page, through
-// the runtime's stats()) can check that nothing leaks.
-type Stats struct {
-	// LiveFuncs is the number of js.Funcs made and not released: the
-	// runtime's own (create and stats), none per surface.
-	LiveFuncs int
-	// PendingAwaits is the number of host Promises being waited for.
-	PendingAwaits int
-	// Surfaces is the number of surfaces created and not closed.
-	Surfaces int
-	// FastEntries is the number of calls that came in through the
-	// module's exports (see exports_js.go).
-	FastEntries int
-}
-
-// ReadStats returns the current counters.
-func ReadStats() Stats {
-	return Stats{
-		LiveFuncs:     int(liveFuncs.Load()),
-		PendingAwaits: len(tickets),
-		Surfaces:      len(slots),
-		FastEntries:   fastEntries,
-	}
-}
-
 // NewRuntime returns the JS object through which pages create surfaces:
 //
 //	{ protocol, create(host, configJSON) -> instance | {error}, stats() }
@@ -48,13 +23,16 @@ func NewRuntime() js.Value {
 	failed := errorObject("internal error while creating the surface")
 	e.object.Call("freeze", failed)
 	rt.Set("create", funcOf("create", createInstance, failed).Value)
+	// stats() counts what the bridge holds, so that tests and a page can
+	// check that nothing leaks: js.Funcs made and not released (the
+	// runtime's own two), host Promises waited for, open surfaces, and
+	// calls taken through the exports.
 	rt.Set("stats", funcOf("stats", func(js.Value, []js.Value) js.Value {
-		st := ReadStats()
 		o := bareObject()
-		o.Set("liveFuncs", st.LiveFuncs)
-		o.Set("pendingAwaits", st.PendingAwaits)
-		o.Set("surfaces", st.Surfaces)
-		o.Set("fastEntries", st.FastEntries)
+		o.Set("liveFuncs", liveFuncs.Load())
+		o.Set("pendingAwaits", len(tickets))
+		o.Set("surfaces", len(slots))
+		o.Set("fastEntries", fastEntries)
 		return o
 	}, js.Undefined()).Value)
 	// Frozen before the page can see it: a later script that replaced

@@ -4,6 +4,7 @@ package hostbridge
 
 import (
 	"errors"
+	"slices"
 	"syscall/js"
 	"time"
 
@@ -21,8 +22,7 @@ type Surface struct {
 	// main is the kernel. An exchange asks for a session when the host
 	// has session() or the call brings its own getter (a private channel
 	// authenticated by the page), and runs in open mode otherwise.
-	main       *surface.Surface
-	hasSession bool
+	main *surface.Surface
 	// The last session each kind of getter answered as text: host.session()
 	// may answer codeSame for it (see sessionFrom).
 	lastHost, lastCall textCache[surface.Session]
@@ -71,9 +71,6 @@ func New(host js.Value, cfg Config) (*Surface, error) {
 	if hostTimeout == 0 {
 		hostTimeout = DefaultHostTimeout
 	}
-	if cfg.RecordLimit < 0 || cfg.MaxRecordLimit < 0 {
-		return nil, errors.New("hostbridge: record limits must not be negative")
-	}
 
 	l := newLane(host)
 	if l.size == 0 {
@@ -84,8 +81,7 @@ func New(host js.Value, cfg Config) (*Surface, error) {
 		lane:         l,
 		reg:          newRegistry(host, l),
 		hostTimeout:  hostTimeout,
-		limits:       surface.DefaultLimits,
-		hasSession:   hasFunc(host, "session"),
+		limits:       defaultLimits,
 		reply:        hostFunc(host, "reply"),
 		sessionFn:    hostFunc(host, "session"),
 		sessionForFn: hostFunc(host, "sessionFor"),
@@ -93,9 +89,9 @@ func New(host js.Value, cfg Config) (*Surface, error) {
 		waitFn:       hostFunc(host, "wait"),
 		unansweredFn: hostFunc(host, "unanswered"),
 	}
+	// The host answers the view, execute and session asks itself, so the
+	// kernel gets no registry, executor or session function.
 	o := surface.Options{
-		Registry:       hostAnswers{},
-		Execute:        hostAnswers{},
 		Now:            time.Now,
 		App:            cfg.App,
 		RecordLimit:    cfg.RecordLimit,
@@ -107,10 +103,13 @@ func New(host js.Value, cfg Config) (*Surface, error) {
 	case s.reg.hasExpose:
 		o.Expose = s.reg.isExposed
 	case cfg.Expose != nil:
-		o.Expose = surface.ExposeIDs(cfg.Expose...)
+		ids := cfg.Expose
+		o.Expose = func(id string) bool { return slices.Contains(ids, id) }
 	}
+	// With the host's allow() or claim(), the kernel asks and the host
+	// answers; without, the kernel's in-process limiter and guard do.
 	if rl := cfg.RateLimit; rl != nil {
-		var l surface.Limiter = hostAnswers{}
+		o.RateLimit = &surface.RateLimitOptions{}
 		if s.allowFn = hostFunc(host, "allow"); s.allowFn.Type() != js.TypeFunction {
 			window, err := millis("rateLimit.windowMs", rl.WindowMs)
 			if err != nil {
@@ -119,23 +118,18 @@ func New(host js.Value, cfg Config) (*Surface, error) {
 			if rl.MaxRequests <= 0 || window <= 0 {
 				return nil, errors.New("hostbridge: rateLimit needs positive maxRequests and windowMs")
 			}
-			l = surface.NewSlidingWindow(rl.MaxRequests, window)
+			o.RateLimit = &surface.RateLimitOptions{MaxRequests: rl.MaxRequests, Window: window}
 		}
-		o.RateLimit = &surface.RateLimitOptions{Limiter: l}
 	}
 	if rp := cfg.Replay; rp != nil {
 		window, err := millis("replay.windowMs", rp.WindowMs)
 		if err != nil {
 			return nil, err
 		}
-		var g surface.ReplayGuard = hostAnswers{}
-		if s.claimFn = hostFunc(host, "claim"); s.claimFn.Type() != js.TypeFunction {
-			g = surface.NewMemoryGuard(surface.DefaultReplayCapacity)
-		}
-		o.Replay = &surface.ReplayOptions{Window: window, Guard: g}
+		s.claimFn = hostFunc(host, "claim")
+		o.Replay = &surface.ReplayOptions{Window: window}
 	}
-	if hasFunc(host, "audit") {
-		a := auditor{audit: hostFunc(host, "audit"), auditError: hostFunc(host, "auditError"), lane: l}
+	if a := (auditor{audit: hostFunc(host, "audit"), auditError: hostFunc(host, "auditError"), lane: l}); a.audit.Type() == js.TypeFunction {
 		o.OnAudit = a.onAudit
 		o.OnAuditError = a.onAuditError
 	}
@@ -145,10 +139,20 @@ func New(host js.Value, cfg Config) (*Surface, error) {
 	return s, nil
 }
 
+// defaultLimits are the kernel's default request bounds (zero Limits
+// fields), which the bridge checks a request against before the kernel
+// sees it and tells the page.
+var defaultLimits = surface.Limits{MaxRequestBytes: 64 << 10, MaxResponseBytes: 1 << 20}
+
+// hasSession reports whether the host has session(): exchanges then ask
+// for the caller's session.
+func (s *Surface) hasSession() bool { return s.sessionFn.Type() == js.TypeFunction }
+
 // failure encodes a protocol failure the kernel never saw.
 func (s *Surface) failure(code surface.Code, msg string) []byte {
-	return s.main.Encode(&surface.Response{
+	b, _ := surface.AppendJSON(nil, &surface.Response{
 		Protocol: surface.Protocol, OK: false,
 		Error: &surface.Error{Code: code, Message: msg},
 	})
+	return b
 }

@@ -20,7 +20,7 @@ func Example() {
 	page := surfacetest.Orders(3)
 	clock := surfacetest.NewClock()
 	s, err := surface.New(surface.Options{
-		Registry: page, Execute: page, Now: clock.Now, App: "orders",
+		Registry: page.View, Execute: page.Execute, Now: clock.Now, App: "orders",
 		Session: surface.StaticSession(&surface.Session{
 			AgentID: "agent-1", SessionID: "sess-1", UserID: "user-1",
 			ExpiresAt: clock.Now().Add(time.Hour), Scope: []string{"update_note@order", "approve@order"},

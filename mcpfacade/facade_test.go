@@ -59,7 +59,7 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 	f := &fixture{page: surfacetest.Orders(o.records), clock: surfacetest.NewClock(), changed: make(chan struct{}, 64)}
 	f.grant(t, "update_note@order", "approve@order", "orders.search", "orders.fail")
 	s, err := surface.New(surface.Options{
-		Registry: f.page, Execute: f.page, Now: f.clock.Now, App: "orders",
+		Registry: f.page.View, Execute: f.page.Execute, Now: f.clock.Now, App: "orders",
 		Session:   func(context.Context) (*surface.Session, error) { return f.sess.Load(), nil },
 		Replay:    &surface.ReplayOptions{},
 		RateLimit: o.rateLimit,

@@ -29,8 +29,20 @@ import (
 	"pling.dev/agent/mcpfacade/internal/devtools"
 )
 
-//go:embed page.js
-var pageJS string
+// pageJS is what the facade evaluates in the page's isolated world: the
+// client library's classic build (generated from js/client/pling-client.js;
+// TestClassicClientIsGenerated holds the copy to it), then caller.js, which
+// adds the facade's origin check and reply bound and leaves the
+// request function on the world's global.
+var pageJS = classicClient + "\n" + callerJS
+
+//go:generate sh -c "node ../js/client/classic.mjs ../js/client/pling-client.js > pling-client.classic.js"
+
+//go:embed pling-client.classic.js
+var classicClient string
+
+//go:embed caller.js
+var callerJS string
 
 // worldName names the facade's isolated world in DevTools.
 const worldName = "pling-mcp"
@@ -42,7 +54,7 @@ var (
 	errOpen    = errors.New("mcpfacade: open the page")
 )
 
-// Rejections of page.js that mean the page answered and the answer was
+// Rejections of caller.js that mean the page answered and the answer was
 // refused.
 const (
 	markerTooLarge   = "pling-mcp: reply larger than the bound"

@@ -60,11 +60,11 @@ func newFleet(t *testing.T, addr string, cfg fleetConfig) *fleet {
 		now := func() time.Time { return time.Now().Add(skew) }
 		page := surfacetest.Orders(3)
 		opts := surface.Options{
-			Registry: page,
-			Execute: surface.ExecutorFunc(func(ctx context.Context, c surface.Call) (json.RawMessage, error) {
+			Registry: page.View,
+			Execute: func(ctx context.Context, c surface.Call) (json.RawMessage, error) {
 				f.executions.Add(1)
 				return page.Execute(ctx, c)
-			}),
+			},
 			Now: now,
 			App: cfg.app,
 			Session: surface.StaticSession(&surface.Session{

@@ -7,22 +7,22 @@ import (
 
 // observe reports what changed on the target record and in the state
 // between the view before an invoke and now, the page read again after it,
-// within AfterLimits. It returns nil when nothing observable changed.
+// within the Limits of an observation. It returns nil when nothing observable changed.
 func (s *Surface) observe(before *View, target *Record, now *View) *Observation {
-	lim := s.opts.After
+	lim := s.opts.Limits
 	obs := &Observation{}
 	if target != nil {
 		if after := findRecord(now.Records, target.ID); after == nil {
 			obs.Records = append(obs.Records, ObservedRecord{ID: target.ID, Removed: true})
-		} else if fields, omitted := diffMaps(target.Fields, after.Fields, lim.MaxFields); len(fields) > 0 {
+		} else if fields, omitted := diffMaps(target.Fields, after.Fields, lim.MaxAfterFields); len(fields) > 0 {
 			obs.Records = append(obs.Records, ObservedRecord{ID: target.ID, Fields: fields, FieldsOmitted: omitted})
 		}
-		if len(obs.Records) > lim.MaxRecords {
-			obs.RecordsOmitted = len(obs.Records) - lim.MaxRecords
-			obs.Records = obs.Records[:lim.MaxRecords]
+		if len(obs.Records) > lim.MaxAfterRecords {
+			obs.RecordsOmitted = len(obs.Records) - lim.MaxAfterRecords
+			obs.Records = obs.Records[:lim.MaxAfterRecords]
 		}
 	}
-	obs.State, obs.StateOmitted = diffMaps(before.State, now.State, lim.MaxState)
+	obs.State, obs.StateOmitted = diffMaps(before.State, now.State, lim.MaxAfterState)
 	if len(obs.Records) == 0 && len(obs.State) == 0 {
 		return nil
 	}

@@ -29,7 +29,7 @@ func TestAfterObservation(t *testing.T) {
 		h     surfacetest.Handler // for "orders.custom" / "custom@order"
 		cap   string
 		input map[string]any
-		limit surface.AfterLimits
+		limit surface.Limits
 		want  string // encoded after; "" = none
 	}{
 		{
@@ -109,7 +109,7 @@ func TestAfterObservation(t *testing.T) {
 				}
 				return json.RawMessage(`{}`), nil
 			},
-			limit: surface.AfterLimits{MaxFields: 2, MaxState: 1},
+			limit: surface.Limits{MaxAfterFields: 2, MaxAfterState: 1},
 			want: `{"records":[{"id":"SO-1001","fields":{"a":"v-a","b":"v-b"},"fieldsOmitted":2}],` +
 				`"state":{"s1":"s1"},"stateOmitted":2}`,
 		},
@@ -118,7 +118,7 @@ func TestAfterObservation(t *testing.T) {
 			cap:  "custom@order", input: map[string]any{"record": "SO-1001"},
 			h: func(p *surfacetest.Page, c surface.Call) (json.RawMessage, error) {
 				r := cFind(p, surfacetest.RecordID(c.Action))
-				for i := 0; i < surface.DefaultAfterLimits.MaxFields+5; i++ {
+				for i := 0; i < surface.DefaultLimits.MaxAfterFields+5; i++ {
 					r.Fields[fmt.Sprintf("f%02d", i)] = i
 				}
 				return json.RawMessage(`{}`), nil
@@ -132,13 +132,13 @@ func TestAfterObservation(t *testing.T) {
 			if tt.h != nil {
 				cAddAction(page, surface.Action{ID: "custom@order", Record: &surface.RecordTemplate{Kind: "order"}}, tt.h)
 			}
-			f := cNewFix(t, page, surface.Options{After: tt.limit})
+			f := cNewFix(t, page, surface.Options{Limits: tt.limit})
 			r := f.handle(cInvoke("i", tt.cap, tt.input))
 			cCheck(t, r, "")
 			got := cAfterJSON(t, r)
 			if tt.want == "max-fields" {
 				rec := r.After.Records
-				if len(rec) != 1 || len(rec[0].Fields) != surface.DefaultAfterLimits.MaxFields || rec[0].FieldsOmitted != 5 {
+				if len(rec) != 1 || len(rec[0].Fields) != surface.DefaultLimits.MaxAfterFields || rec[0].FieldsOmitted != 5 {
 					t.Fatalf("after = %s", got)
 				}
 				return
@@ -206,7 +206,7 @@ func (r *cFlakyRegistry) View(ctx context.Context, q surface.ViewQuery) (*surfac
 		}
 		return nil, errors.New("registry unavailable")
 	}
-	return r.inner.View(ctx, q)
+	return r.inner(ctx, q)
 }
 
 // TestAfterRegistryFailsAfterExecute: the executor has run, so a page that
@@ -227,8 +227,8 @@ func TestAfterRegistryFailsAfterExecute(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			page := surfacetest.Orders(4)
-			reg := &cFlakyRegistry{inner: page, failFrom: 2, panics: tt.panics}
-			f := cNewFix(t, page, surface.Options{Registry: reg})
+			reg := &cFlakyRegistry{inner: page.View, failFrom: 2, panics: tt.panics}
+			f := cNewFix(t, page, surface.Options{Registry: reg.View})
 			r := f.handle(cInvoke("i", tt.cap, tt.input))
 			cCheck(t, r, "")
 			if r.After != nil {
@@ -245,13 +245,13 @@ func TestAfterRegistryFailsAfterExecute(t *testing.T) {
 	t.Run("registry returns nil view", func(t *testing.T) {
 		page := surfacetest.Orders(4)
 		calls := 0
-		reg := surface.RegistryFunc(func(ctx context.Context, q surface.ViewQuery) (*surface.View, error) {
+		reg := func(ctx context.Context, q surface.ViewQuery) (*surface.View, error) {
 			calls++
 			if calls >= 2 {
 				return nil, nil
 			}
 			return page.View(ctx, q)
-		})
+		}
 		f := cNewFix(t, page, surface.Options{Registry: reg})
 		r := f.handle(cInvoke("i", "orders.search", map[string]any{"query": "x"}))
 		cCheck(t, r, "")

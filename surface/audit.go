@@ -12,16 +12,20 @@ import (
 // result bodies, cookies or tokens: it says who asked for what and how it
 // ended, so it can be stored and shipped without a second review.
 type AuditEvent struct {
-	RequestID    string  `json:"requestId"`
-	Method       string  `json:"method"`
-	Capability   string  `json:"capability,omitempty"`
-	RecordID     string  `json:"recordId,omitempty"`
-	SessionID    string  `json:"sessionId,omitempty"`
-	AgentID      string  `json:"agentId,omitempty"`
-	UserID       string  `json:"userId,omitempty"`
-	DelegationID string  `json:"delegationId,omitempty"`
-	Outcome      Outcome `json:"outcome"`
-	Code         string  `json:"code,omitempty"`
+	RequestID    string `json:"requestId"`
+	Method       string `json:"method"`
+	Capability   string `json:"capability,omitempty"`
+	RecordID     string `json:"recordId,omitempty"`
+	SessionID    string `json:"sessionId,omitempty"`
+	AgentID      string `json:"agentId,omitempty"`
+	UserID       string `json:"userId,omitempty"`
+	DelegationID string `json:"delegationId,omitempty"`
+	// Outcome classifies the request: "ok" (the exchange completed and the
+	// result carries no error), "business_error" (the executor ran and
+	// reported a business failure) or "protocol_error" (it failed at the
+	// protocol boundary; Code says how).
+	Outcome string `json:"outcome"`
+	Code    string `json:"code,omitempty"`
 	// Approval is the result's approval status (pending, granted, denied or
 	// unknown) when the executor reported one, as the agent received it. An
 	// invoke whose approval is pending completed as an exchange (Outcome
@@ -32,16 +36,11 @@ type AuditEvent struct {
 	Time       time.Time `json:"time"`
 }
 
-// Outcome classifies a handled request.
-type Outcome string
-
+// The outcomes of AuditEvent.Outcome.
 const (
-	// OutcomeOK: the exchange completed and the result carries no error.
-	OutcomeOK Outcome = "ok"
-	// OutcomeBusinessError: the executor ran and reported a business failure.
-	OutcomeBusinessError Outcome = "business_error"
-	// OutcomeProtocolError: the request failed at the protocol boundary.
-	OutcomeProtocolError Outcome = "protocol_error"
+	outcomeOK            = "ok"
+	outcomeBusinessError = "business_error"
+	outcomeProtocolError = "protocol_error"
 )
 
 // audit delivers ev. A failing or panicking sink is reported to

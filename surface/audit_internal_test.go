@@ -9,7 +9,7 @@ import (
 // request with an audit sink pays (its time and duration included).
 func BenchmarkAuditEventJSON(b *testing.B) {
 	ev := AuditEvent{RequestID: "i-1", Method: "invoke", Capability: "update_note@order", RecordID: "SO-1002",
-		SessionID: "ses_bench", AgentID: "agent.bench", UserID: "u", Outcome: OutcomeOK, DurationMs: 0.061}
+		SessionID: "ses_bench", AgentID: "agent.bench", UserID: "u", Outcome: outcomeOK, DurationMs: 0.061}
 	start := time.Now()
 	var w wire
 	b.ReportAllocs()

@@ -24,7 +24,7 @@ func cWithIDs(ev surface.AuditEvent) surface.AuditEvent {
 // checks that each handled request yields exactly one event describing it.
 func TestAuditOneEventPerRequest(t *testing.T) {
 	valid := surface.StaticSession(cSession("s-1"))
-	edited := func(edit func(*surface.Session)) surface.SessionSource {
+	edited := func(edit func(*surface.Session)) func(context.Context) (*surface.Session, error) {
 		s := cSession("s-1")
 		edit(s)
 		return surface.StaticSession(s)
@@ -327,7 +327,7 @@ func TestAuditSinkFailureIsContained(t *testing.T) {
 	build := func(t *testing.T, sc *sinkCase, reported *[]error, mu *sync.Mutex) (*surface.Surface, *surfacetest.Page) {
 		page := surfacetest.Orders(4)
 		clock := surfacetest.NewClock()
-		opts := surface.Options{Registry: page, Execute: page, Now: clock.Now, Session: surface.StaticSession(cSession("s-1"))}
+		opts := surface.Options{Registry: page.View, Execute: page.Execute, Now: clock.Now, Session: surface.StaticSession(cSession("s-1"))}
 		if sc != nil {
 			opts.OnAudit = sc.sink
 			if !sc.noOnErr {
@@ -387,7 +387,7 @@ func TestAuditSinkFailureIsContained(t *testing.T) {
 func TestAuditNotForDirectDescribe(t *testing.T) {
 	tests := []struct {
 		name string
-		src  surface.SessionSource
+		src  func(context.Context) (*surface.Session, error)
 		ok   bool
 	}{
 		{"valid session", surface.StaticSession(cSession("s-1")), true},

@@ -150,7 +150,7 @@ func BenchmarkDescribeLargeTable(b *testing.B) {
 		b.Run("records="+strconv.Itoa(n), func(b *testing.B) {
 			table := newLazyTable(n)
 			page := surfacetest.Orders(0)
-			f := cNewFix(b, page, surface.Options{Registry: table, Session: surface.StaticSession(cSession("bench")),
+			f := cNewFix(b, page, surface.Options{Registry: table.View, Session: surface.StaticSession(cSession("bench")),
 				OnAudit: cNoAudit})
 			req := cDescribe("bench-large")
 			ctx := context.Background()
@@ -194,7 +194,7 @@ func BenchmarkInvoke(b *testing.B) {
 			page, sess := cBenchPage(48, 50)
 			clock := surfacetest.NewClock()
 			opts := m.opts(sess)
-			opts.Registry, opts.Execute, opts.Now = page, page, clock.Now
+			opts.Registry, opts.Execute, opts.Now = page.View, page.Execute, clock.Now
 			s, err := surface.New(opts)
 			if err != nil {
 				b.Fatal(err)
@@ -245,7 +245,7 @@ func BenchmarkInvokeKernel(b *testing.B) {
 	}
 	clock := surfacetest.NewClock()
 	s, err := surface.New(surface.Options{
-		Registry: &static, Execute: &static, Now: clock.Now,
+		Registry: static.View, Execute: static.Execute, Now: clock.Now,
 		Session:   surface.StaticSession(sess),
 		Replay:    &surface.ReplayOptions{Window: time.Minute},
 		RateLimit: &surface.RateLimitOptions{MaxRequests: 100_000, Window: time.Minute},

@@ -16,7 +16,7 @@ type capSet struct {
 	caps     []Capability // never nil
 	withheld []Unavailable
 	json     []byte // encoding of caps; nil when it could not be encoded
-	shown    []byte // encoding of caps cut at ContextLimits.MaxCapabilities, when cut
+	shown    []byte // encoding of caps cut at Limits.MaxCapabilities, when cut
 	sig      string // "" when caps could not be encoded: never "unchanged"
 	// jsonID and shownID name json and shown once the set is cached (0
 	// before): equal ids mean equal bytes (see SharedCaps).
@@ -58,7 +58,7 @@ func (s *Surface) buildCapSet(view *View, sess *Session) *capSet {
 		return cs // encoding the response fails the same way later
 	}
 	cs.json, cs.sig = b, s.sigs.signature(b)
-	if max := s.opts.Context.MaxCapabilities; len(cs.caps) > max {
+	if max := s.opts.Limits.MaxCapabilities; len(cs.caps) > max {
 		cs.shown, _ = encodeCapabilities(cs.caps[:max])
 	}
 	return cs

@@ -18,7 +18,7 @@ func (s *Surface) describeQuery(in DescribeInput) ViewQuery {
 			q.Offset = *in.Offset
 		}
 	}
-	q.MaxRecordIDs = s.opts.Context.MaxRecordIDs // only a description lists them
+	q.MaxRecordIDs = s.opts.Limits.MaxRecordIDs // only a description lists them
 	return q
 }
 
@@ -29,7 +29,7 @@ func (s *Surface) describeQuery(in DescribeInput) ViewQuery {
 // agent sharing the session was last sent.
 func (s *Surface) buildDescription(view *View, sess *Session, in DescribeInput, q ViewQuery, tracked bool) *Description {
 	set := s.capabilities(view, sess)
-	lim := s.opts.Context
+	lim := s.opts.Limits
 
 	d := &Description{Protocol: Protocol, App: s.opts.App, Capabilities: set.caps,
 		capsJSON: set.json, capsLen: len(set.caps), capsID: set.jsonID}

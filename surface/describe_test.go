@@ -157,14 +157,14 @@ func TestDescribeRecordWindow(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			page := surfacetest.Orders(tc.n)
 			g := &pGreedy{page: page}
-			var reg surface.Registry = g
+			var reg surface.Registry = g.View
 			if !tc.greedy {
-				reg = surface.RegistryFunc(func(ctx context.Context, q surface.ViewQuery) (*surface.View, error) {
+				reg = func(ctx context.Context, q surface.ViewQuery) (*surface.View, error) {
 					g.mu.Lock()
 					g.last = q
 					g.mu.Unlock()
 					return page.View(ctx, q)
-				})
+				}
 			}
 			s := pNewSurface(t, page, func(o *surface.Options) {
 				o.Registry = reg
@@ -217,10 +217,10 @@ func TestDescribeRecordIDs(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			page := surfacetest.Orders(tc.n)
-			var reg surface.Registry = page
+			var reg surface.Registry = page.View
 			var asked int
 			var mu sync.Mutex
-			reg = surface.RegistryFunc(func(ctx context.Context, q surface.ViewQuery) (*surface.View, error) {
+			reg = func(ctx context.Context, q surface.ViewQuery) (*surface.View, error) {
 				mu.Lock()
 				asked = q.MaxRecordIDs
 				mu.Unlock()
@@ -228,10 +228,10 @@ func TestDescribeRecordIDs(t *testing.T) {
 					q.MaxRecordIDs = 0
 				}
 				return page.View(ctx, q)
-			})
+			}
 			s := pNewSurface(t, page, func(o *surface.Options) {
 				o.Registry = reg
-				o.Context.MaxRecordIDs = tc.max
+				o.Limits.MaxRecordIDs = tc.max
 			})
 			c := pContext(pDescribe(t, s, `{"limit":0}`))
 			if got := pStrings(c["recordIds"]); !slices.Equal(got, tc.want) {
@@ -242,7 +242,7 @@ func TestDescribeRecordIDs(t *testing.T) {
 			}
 			wantAsked := tc.max
 			if wantAsked == 0 {
-				wantAsked = surface.DefaultContextLimits.MaxRecordIDs
+				wantAsked = surface.DefaultLimits.MaxRecordIDs
 			}
 			mu.Lock()
 			defer mu.Unlock()
@@ -271,7 +271,7 @@ func pBusyPage() *surfacetest.Page {
 func TestDescribeContextBounds(t *testing.T) {
 	tests := []struct {
 		name   string
-		limits surface.ContextLimits
+		limits surface.Limits
 		want   string
 		// absent lists members that must not appear (totals of uncut lists).
 		absent []string
@@ -281,7 +281,7 @@ func TestDescribeContextBounds(t *testing.T) {
 	}{
 		{
 			name:   "defaults hold everything",
-			limits: surface.ContextLimits{},
+			limits: surface.Limits{},
 			want: `{"regions":[{"id":"r1"},{"id":"r2"},{"id":"r3"},{"id":"r4"}],
 				"feedback":[{"message":"m0"},{"message":"m1"},{"message":"m2"},{"message":"m3"},{"message":"m4"}],
 				"feedbackTotal":5,
@@ -294,7 +294,7 @@ func TestDescribeContextBounds(t *testing.T) {
 		},
 		{
 			name:   "every list cut to two",
-			limits: surface.ContextLimits{MaxCapabilities: 2, MaxRegions: 2, MaxFeedback: 2, MaxUnavailable: 2, MaxStateKeys: 2},
+			limits: surface.Limits{MaxCapabilities: 2, MaxRegions: 2, MaxFeedback: 2, MaxUnavailable: 2, MaxStateKeys: 2},
 			want: `{"regions":[{"id":"r1"},{"id":"r2"}],"regionsTotal":4,
 				"feedback":[{"message":"m0"},{"message":"m1"}],"feedbackTotal":5,
 				"unavailable":[{"id":"p.bad"},{"id":"u1"}],"unavailableTotal":3,
@@ -304,7 +304,7 @@ func TestDescribeContextBounds(t *testing.T) {
 		},
 		{
 			name:   "bounds equal to the sizes",
-			limits: surface.ContextLimits{MaxCapabilities: 6, MaxRegions: 4, MaxFeedback: 5, MaxUnavailable: 3, MaxStateKeys: 5},
+			limits: surface.Limits{MaxCapabilities: 6, MaxRegions: 4, MaxFeedback: 5, MaxUnavailable: 3, MaxStateKeys: 5},
 			want: `{"regions":[{"id":"r1"},{"id":"r2"},{"id":"r3"},{"id":"r4"}],"feedbackTotal":5,
 				"unavailableTotal":3,"state":{"a":"1","b":"2","c":"3","d":"4","e":"5"}}`,
 			absent:    []string{"regionsTotal", "stateTotal"},
@@ -313,7 +313,7 @@ func TestDescribeContextBounds(t *testing.T) {
 		},
 		{
 			name:      "one of each",
-			limits:    surface.ContextLimits{MaxCapabilities: 1, MaxRegions: 1, MaxFeedback: 1, MaxUnavailable: 1, MaxStateKeys: 1},
+			limits:    surface.Limits{MaxCapabilities: 1, MaxRegions: 1, MaxFeedback: 1, MaxUnavailable: 1, MaxStateKeys: 1},
 			want:      `{"regions":[{"id":"r1"}],"regionsTotal":4,"feedback":[{"message":"m0"}],"feedbackTotal":5,"unavailable":[{"id":"p.bad"}],"unavailableTotal":3,"state":{"a":"1"},"stateTotal":5}`,
 			caps:      []string{"orders.search"},
 			capsTotal: 6,
@@ -321,7 +321,7 @@ func TestDescribeContextBounds(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s := pNewSurface(t, pBusyPage(), func(o *surface.Options) { o.Context = tc.limits })
+			s := pNewSurface(t, pBusyPage(), func(o *surface.Options) { o.Limits = tc.limits })
 			d := pDescribe(t, s, "")
 			c := pContext(d)
 			pContains(t, c, pDecode(t, []byte(tc.want)))
@@ -786,19 +786,19 @@ func TestRegistryFailure(t *testing.T) {
 	}{
 		{"error", func(p *surfacetest.Page) surface.Registry {
 			p.ViewErr = errors.New("db down: password=hunter2")
-			return p
+			return p.View
 		}},
 		{"panic", func(p *surfacetest.Page) surface.Registry {
 			p.ViewPanic = true
-			return p
+			return p.View
 		}},
 		{"nil view", func(*surfacetest.Page) surface.Registry {
-			return surface.RegistryFunc(func(context.Context, surface.ViewQuery) (*surface.View, error) { return nil, nil })
+			return func(context.Context, surface.ViewQuery) (*surface.View, error) { return nil, nil }
 		}},
 		{"panic with an error value", func(*surfacetest.Page) surface.Registry {
-			return surface.RegistryFunc(func(context.Context, surface.ViewQuery) (*surface.View, error) {
+			return func(context.Context, surface.ViewQuery) (*surface.View, error) {
 				panic(errors.New("secret=hunter2"))
-			})
+			}
 		}},
 	}
 	for _, tc := range tests {

@@ -9,7 +9,7 @@ type Description struct {
 	App          string       `json:"app,omitempty"`
 	Capabilities []Capability `json:"capabilities"`
 	// CapabilitiesTotal is set only when the list was cut at
-	// ContextLimits.MaxCapabilities.
+	// Limits.MaxCapabilities.
 	CapabilitiesTotal int `json:"capabilitiesTotal,omitempty"`
 	// CapabilitiesUnchanged is true when the caller asked for
 	// capabilities: "changed" and the list it was last sent still holds;

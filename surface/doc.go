@@ -9,7 +9,7 @@
 //		Execute:  executor, // the page's existing execution path
 //		Now:      time.Now,
 //		App:      "orders",
-//		Expose:   surface.ExposeIDs("orders.search", "update_note@order"),
+//		Expose:   func(id string) bool { return id == "orders.search" || id == "update_note@order" },
 //		Session:  verifiedSession, // evaluated on every call
 //		RateLimit: &surface.RateLimitOptions{MaxRequests: 60, Window: time.Minute},
 //		Replay:    &surface.ReplayOptions{},

@@ -48,7 +48,10 @@ func (s *Surface) AnswerAsk(ctx context.Context, a Ask) Answer {
 	return ans
 }
 
-func callSessionSource(ctx context.Context, src SessionSource) (sess *Session, err error) {
+func callSessionSource(ctx context.Context, src func(context.Context) (*Session, error)) (sess *Session, err error) {
+	if src == nil {
+		return nil, errNoSession
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			sess, err = nil, errors.New("session source panicked: "+sprint.Sprint(r))
@@ -58,6 +61,9 @@ func callSessionSource(ctx context.Context, src SessionSource) (sess *Session, e
 }
 
 func callLimiter(ctx context.Context, l Limiter, key string, now time.Time) (d Decision, err error) {
+	if l == nil {
+		return Decision{}, errNoLimiter
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			d, err = Decision{}, errors.New("limiter panicked: "+sprint.Sprint(r))
@@ -67,6 +73,9 @@ func callLimiter(ctx context.Context, l Limiter, key string, now time.Time) (d D
 }
 
 func callGuard(ctx context.Context, g ReplayGuard, key ReplayKey, now time.Time, window time.Duration) (d ReplayDecision, err error) {
+	if g == nil {
+		return 0, errNoGuard
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			d, err = 0, errors.New("replay guard panicked: "+sprint.Sprint(r))
@@ -75,7 +84,16 @@ func callGuard(ctx context.Context, g ReplayGuard, key ReplayKey, now time.Time,
 	return g.Claim(ctx, key, now, window)
 }
 
-var errNoView = errors.New("surface: registry answered no view")
+// What Drive answers an ask with when the options give it nothing to ask
+// (a host answers those asks itself): the exchange fails closed.
+var (
+	errNoView     = errors.New("surface: registry answered no view")
+	errNoRegistry = errors.New("surface: no Options.Registry to answer a view ask")
+	errNoExecutor = errors.New("surface: no Options.Execute to answer an execute ask")
+	errNoLimiter  = errors.New("surface: no limiter to answer a limit ask")
+	errNoGuard    = errors.New("surface: no replay guard to answer a claim ask")
+	errNoSession  = errors.New("surface: no Options.Session to answer a session ask")
+)
 
 // readView reads the registry, containing its failures.
 func (s *Surface) readView(ctx context.Context, q ViewQuery) (v *View, err error) {
@@ -84,7 +102,10 @@ func (s *Surface) readView(ctx context.Context, q ViewQuery) (v *View, err error
 			v, err = nil, errors.New("registry panicked: "+sprint.Sprint(r))
 		}
 	}()
-	v, err = s.opts.Registry.View(ctx, q)
+	if s.opts.Registry == nil {
+		return nil, errNoRegistry
+	}
+	v, err = s.opts.Registry(ctx, q)
 	if err == nil && v == nil {
 		err = errNoView
 	}
@@ -105,8 +126,8 @@ type execOutcome struct {
 // answer and the deadline ready, and an executor that answers because its
 // context ended answered after the deadline.
 func (s *Surface) execute(ctx context.Context, call Call) (json.RawMessage, error) {
-	if x, ok := s.opts.Execute.(TimedExecutor); ok {
-		return s.executeTimed(ctx, x, call)
+	if s.opts.Execute == nil {
+		return nil, errNoExecutor
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.opts.ExecuteTimeout)
 	defer cancel()
@@ -121,7 +142,7 @@ func (s *Surface) execute(ctx context.Context, call Call) (json.RawMessage, erro
 			out.at = time.Now()
 			done <- out
 		}()
-		out.result, out.err = s.opts.Execute.Execute(ctx, call)
+		out.result, out.err = s.opts.Execute(ctx, call)
 	}()
 	var out execOutcome
 	select {
@@ -137,15 +158,4 @@ func (s *Surface) execute(ctx context.Context, call Call) (json.RawMessage, erro
 		return nil, ErrExecuteTimeout
 	}
 	return out.result, out.err
-}
-
-// executeTimed calls an executor that keeps the limit itself, on this
-// goroutine, containing panics.
-func (s *Surface) executeTimed(ctx context.Context, x TimedExecutor, call Call) (raw json.RawMessage, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			raw, err = nil, errors.New("executor panicked: "+sprint.Sprint(r))
-		}
-	}()
-	return x.ExecuteTimed(ctx, call, s.opts.ExecuteTimeout)
 }

@@ -16,13 +16,13 @@ import (
 // rate-limit failures win over a bad field as the processing order demands.
 type request struct {
 	ID     string
-	Method Method
+	Method string
 	fields map[string]any
 }
 
 // DescribeInput is the optional input of describe.
 type DescribeInput struct {
-	// Records names up to MaxRecordSelection record ids to read in full.
+	// Records names up to maxRecordSelection record ids to read in full.
 	// It excludes Offset and Limit.
 	Records []string
 	// Offset and Limit select the record window; nil means unset.
@@ -147,10 +147,10 @@ func parseEnvelope(v any) (*request, string, *Error) {
 		return nil, id, newError(CodeInvalidRequest, "method is required")
 	case !ok:
 		return nil, id, newError(CodeInvalidRequest, "method must be a string")
-	case ms != string(MethodDescribe) && ms != string(MethodInvoke):
+	case ms != string(methodDescribe) && ms != string(methodInvoke):
 		return nil, id, newError(CodeMethodNotSupported, "method must be describe or invoke")
 	}
-	return &request{ID: id, Method: Method(ms), fields: obj}, id, nil
+	return &request{ID: id, Method: ms, fields: obj}, id, nil
 }
 
 // checkKnownFields refuses envelope members outside the method's set. A body
@@ -230,7 +230,7 @@ func parseRecordSelection(v any) ([]string, *Error) {
 		}
 		return []string{t}, nil
 	case []any:
-		if len(t) == 0 || len(t) > MaxRecordSelection {
+		if len(t) == 0 || len(t) > maxRecordSelection {
 			return nil, newError(CodeInvalidRequest, "record must list 1 to 20 ids")
 		}
 		ids := make([]string, 0, len(t))

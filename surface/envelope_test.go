@@ -848,7 +848,7 @@ func TestDescribeSessionErrors(t *testing.T) {
 			if !errors.As(err, &se) {
 				t.Fatalf("Describe error = %v (%T), want *surface.Error", err, err)
 			}
-			if se.Code != tc.sentinel || !se.Code.IsSession() {
+			if se.Code != tc.sentinel || !surface.IsSession(se.Code) {
 				t.Errorf("code = %s, want %s", se.Code, tc.sentinel)
 			}
 			if !errors.Is(err, tc.sentinel) {

@@ -18,8 +18,8 @@ func ExampleNew() {
 	page := surfacetest.Orders(2)
 	clock := surfacetest.NewClock()
 	s, err := surface.New(surface.Options{
-		Registry: page,
-		Execute:  page,
+		Registry: page.View,
+		Execute:  page.Execute,
 		Now:      clock.Now,
 		App:      "orders",
 		// The page-wide upper bound: the folded row template only.
@@ -116,7 +116,7 @@ func ExampleNew() {
 // page's executor once; the reply carries the result and what changed.
 func ExampleSurface_HandleJSON() {
 	page := surfacetest.Orders(3)
-	s, err := surface.New(surface.Options{Registry: page, Execute: page, Now: surfacetest.NewClock().Now})
+	s, err := surface.New(surface.Options{Registry: page.View, Execute: page.Execute, Now: surfacetest.NewClock().Now})
 	if err != nil {
 		panic(err)
 	}
@@ -160,7 +160,7 @@ func ExampleSurface_Describe() {
 		Scope:     []string{"orders.search", "approve@order"},
 	}
 	s, err := surface.New(surface.Options{
-		Registry: page, Execute: page, Now: clock.Now,
+		Registry: page.View, Execute: page.Execute, Now: clock.Now,
 		Session: surface.StaticSession(session),
 	})
 	if err != nil {
@@ -198,7 +198,7 @@ func ExampleSurface_Describe() {
 func ExampleExchange() {
 	page := surfacetest.Orders(2)
 	clock := surfacetest.NewClock()
-	s, err := surface.New(surface.Options{Registry: page, Execute: page, Now: clock.Now})
+	s, err := surface.New(surface.Options{Registry: page.View, Execute: page.Execute, Now: clock.Now})
 	if err != nil {
 		panic(err)
 	}
@@ -230,7 +230,7 @@ func ExampleExchange() {
 func ExampleSurface_BeginDescribe() {
 	page := surfacetest.Orders(20)
 	clock := surfacetest.NewClock()
-	s, err := surface.New(surface.Options{Registry: page, Execute: page, Now: clock.Now})
+	s, err := surface.New(surface.Options{Registry: page.View, Execute: page.Execute, Now: clock.Now})
 	if err != nil {
 		panic(err)
 	}

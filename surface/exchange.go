@@ -46,15 +46,6 @@ const (
 	AskAudit
 )
 
-var askNames = [...]string{"done", "session", "limit", "view", "claim", "execute", "audit"}
-
-func (k AskKind) String() string {
-	if int(k) < len(askNames) {
-		return askNames[k]
-	}
-	return "unknown"
-}
-
 // Ask is one request of an exchange to its host. Only the fields of its
 // Kind are set.
 type Ask struct {
@@ -90,15 +81,15 @@ type Answer struct {
 	Err      error
 }
 
-// ErrWrongAnswer is what Exchange.Answer returns for an answer that does
+// errWrongAnswer is what Exchange.Answer returns for an answer that does
 // not answer the exchange's current ask: another kind, another step, or an
 // exchange that is over. The exchange is left as it was.
-var ErrWrongAnswer = errors.New("surface: answer does not match the exchange's ask")
+var errWrongAnswer = errors.New("surface: answer does not match the exchange's ask")
 
 type exchangeMode uint8
 
 const (
-	modeResponse exchangeMode = iota // Handle, HandleValue: a *Response
+	modeResponse exchangeMode = iota // Handle, handleValue: a *Response
 	modeJSON                         // HandleJSON: the encoded response
 	modeDescribe                     // Describe: a *Description or an *Error
 )
@@ -186,7 +177,7 @@ func (s *Surface) Begin(dst, data []byte, session bool) *Exchange {
 }
 
 // beginValue starts an exchange on a request a transport decoded already
-// (HandleValue).
+// (handleValue).
 func (s *Surface) beginValue(v any) *Exchange {
 	x := s.newExchange(modeResponse)
 	tree, err := strictjson.CheckValue(v, s.strict)
@@ -262,7 +253,7 @@ func (x *Exchange) Release() {
 // decoding them allocates nothing.
 var envelopeWords = strictjson.NewWords(
 	"protocol", "id", "method", "capability", "input",
-	Protocol, string(MethodDescribe), string(MethodInvoke),
+	Protocol, string(methodDescribe), string(methodInvoke),
 	"record", "offset", "limit",
 )
 
@@ -284,10 +275,10 @@ func (x *Exchange) Ask() Ask { return x.ask }
 
 // Answer gives the exchange the answer to its current ask and returns the
 // next one. An answer of another kind or step, or any answer once the
-// exchange is over, is refused with ErrWrongAnswer and changes nothing.
+// exchange is over, is refused with errWrongAnswer and changes nothing.
 func (x *Exchange) Answer(a Answer) (Ask, error) {
 	if x.state == stDone || a.Kind != x.ask.Kind || a.Step != x.ask.Step {
-		return x.ask, ErrWrongAnswer
+		return x.ask, errWrongAnswer
 	}
 	x.run(func() { x.step(a) })
 	return x.ask, nil
@@ -354,7 +345,7 @@ func (x *Exchange) begin(v any) {
 	x.ev.RequestID, x.id = id, id
 	if req == nil {
 		if m, ok := v.(map[string]any); ok {
-			if ms, ok := m["method"].(string); ok && (ms == string(MethodDescribe) || ms == string(MethodInvoke)) {
+			if ms, ok := m["method"].(string); ok && (ms == string(methodDescribe) || ms == string(methodInvoke)) {
 				x.ev.Method = ms
 			}
 		}
@@ -427,7 +418,7 @@ func (x *Exchange) afterSession(sess *Session, err error) {
 		return
 	}
 	// 3. rate limit.
-	if x.s.limiter == nil {
+	if x.s.opts.RateLimit == nil {
 		x.afterLimit(Decision{Verdict: Allow}, nil)
 		return
 	}
@@ -451,7 +442,7 @@ func (x *Exchange) afterLimit(d Decision, err error) {
 	}
 	// 4-7 by method.
 	req := x.req
-	if req.Method == MethodDescribe {
+	if req.Method == methodDescribe {
 		if perr := checkKnownFields(req.fields, "protocol", "id", "method", "input"); perr != nil {
 			x.finish(x.reject(perr))
 			return
@@ -490,7 +481,7 @@ func (x *Exchange) afterDescribeView(v *View, err error) {
 		x.state, x.ask = stDone, Ask{Kind: AskDone, Step: x.ask.Step + 1}
 		return
 	}
-	x.ev.Outcome = OutcomeOK
+	x.ev.Outcome = outcomeOK
 	x.finish(&Response{Protocol: Protocol, ID: x.id, OK: true, Result: d})
 }
 
@@ -596,7 +587,7 @@ func (x *Exchange) checkInput() {
 		x.finish(x.reject(e))
 		return
 	}
-	if x.s.guard == nil {
+	if x.s.opts.Replay == nil {
 		x.askExecute()
 		return
 	}
@@ -663,9 +654,9 @@ func (x *Exchange) afterObserve(v *View, err error) {
 	if err == nil && v != nil {
 		after = x.s.observe(x.view, x.target, v)
 	}
-	x.ev.Outcome = OutcomeOK
+	x.ev.Outcome = outcomeOK
 	if x.biz {
-		x.ev.Outcome = OutcomeBusinessError
+		x.ev.Outcome = outcomeBusinessError
 	}
 	x.finish(&Response{Protocol: Protocol, ID: x.id, OK: true, Result: x.result, After: after})
 }
@@ -683,7 +674,7 @@ func (x *Exchange) finish(r *Response) {
 	if x.mode == modeJSON {
 		b, shared, ok := x.s.encode(x.dst, r)
 		if !ok {
-			x.ev.Outcome, x.ev.Code = OutcomeProtocolError, string(CodeInternalError)
+			x.ev.Outcome, x.ev.Code = outcomeProtocolError, string(CodeInternalError)
 		}
 		x.out, x.shared = b, shared
 	}

@@ -299,3 +299,66 @@ func TestExchangeAsksSessionPerCall(t *testing.T) {
 		t.Fatalf("exchange asking a session, answered one: reply %v", m)
 	}
 }
+
+// A kernel with no registry, executor, limiter or guard still asks for
+// each step its options turn on, for a host that answers them all; Drive,
+// with nothing to answer them, fails each closed.
+func TestExchangeAsksWithoutServices(t *testing.T) {
+	page := pSpecPage(5)
+	host := pStepSurface(t, page) // answers as a host with every service
+	bare, err := surface.New(surface.Options{
+		Now:       surfacetest.NewClock().Now,
+		RateLimit: &surface.RateLimitOptions{},
+		Replay:    &surface.ReplayOptions{},
+		OnAudit:   func(context.Context, surface.AuditEvent) error { return nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	x := bare.Begin(nil, []byte(pStepInvoke), true)
+	var kinds []surface.AskKind
+	for a := x.Ask(); a.Kind != surface.AskDone; {
+		kinds = append(kinds, a.Kind)
+		if a, err = x.Answer(host.AnswerAsk(ctx, a)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []surface.AskKind{surface.AskSession, surface.AskLimit, surface.AskView, surface.AskClaim,
+		surface.AskExecute, surface.AskView, surface.AskAudit}
+	if !reflect.DeepEqual(kinds, want) {
+		t.Fatalf("asks = %v, want %v", kinds, want)
+	}
+	if out, _, _ := x.Reply(); pDecode(t, out).(map[string]any)["ok"] != true {
+		t.Fatalf("reply = %s", out)
+	}
+
+	for _, tt := range []struct {
+		name string
+		opts surface.Options
+		req  string
+		code surface.Code
+	}{
+		{"no session function", surface.Options{Registry: page.View, Execute: page.Execute}, pStepInvoke, surface.CodeSessionInvalid},
+		{"no registry", surface.Options{Execute: page.Execute}, `{"protocol":"pling.surface/0.1","id":"d1","method":"describe"}`, surface.CodeInternalError},
+		{"no executor", surface.Options{Registry: page.View}, pStepInvoke, surface.CodeInternalError},
+		{"no limiter", surface.Options{Registry: page.View, Execute: page.Execute, RateLimit: &surface.RateLimitOptions{}}, pStepInvoke, surface.CodeRateLimitUnavailable},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.opts.Now = surfacetest.NewClock().Now
+			s, err := surface.New(tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := s.Begin(nil, []byte(tt.req), tt.name == "no session function")
+			s.Drive(ctx, x)
+			out, _, _ := x.Reply()
+			if got := pCode(pDecode(t, out).(map[string]any)); got != string(tt.code) {
+				t.Fatalf("reply %s, want %s", out, tt.code)
+			}
+		})
+	}
+	if n := len(page.Calls()); n != 1 {
+		t.Fatalf("executor ran %d times, want once (the host's)", n)
+	}
+}

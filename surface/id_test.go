@@ -152,7 +152,7 @@ func TestReplyCap(t *testing.T) {
 func TestResponseCapFloor(t *testing.T) {
 	for _, n := range []int{1, 100, surface.MinResponseBytes - 1} {
 		page := pEchoPage(1)
-		_, err := surface.New(surface.Options{Registry: page, Execute: page, Now: surfacetest.NewClock().Now,
+		_, err := surface.New(surface.Options{Registry: page.View, Execute: page.Execute, Now: surfacetest.NewClock().Now,
 			Limits: surface.Limits{MaxResponseBytes: n}})
 		if err == nil {
 			t.Errorf("MaxResponseBytes %d accepted", n)

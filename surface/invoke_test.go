@@ -426,7 +426,7 @@ func TestInvokeTimeout(t *testing.T) {
 // its own error or result, however the goroutines are scheduled. One that
 // answered before the deadline is never a timeout.
 func TestInvokeTimeoutByWhenTheExecutorReturned(t *testing.T) {
-	for _, late := range []surface.ExecutorFunc{
+	for _, late := range []func(context.Context, surface.Call) (json.RawMessage, error){
 		func(ctx context.Context, _ surface.Call) (json.RawMessage, error) {
 			<-ctx.Done()
 			return nil, ctx.Err()
@@ -447,7 +447,7 @@ func TestInvokeTimeoutByWhenTheExecutorReturned(t *testing.T) {
 		}
 	}
 	s := pNewSurface(t, surfacetest.Orders(2), func(o *surface.Options) {
-		o.Execute = surface.ExecutorFunc(func(context.Context, surface.Call) (json.RawMessage, error) { return json.RawMessage(`{"ok":1}`), nil })
+		o.Execute = func(context.Context, surface.Call) (json.RawMessage, error) { return json.RawMessage(`{"ok":1}`), nil }
 		o.ExecuteTimeout = time.Second
 	})
 	for i := range 50 {
@@ -580,81 +580,6 @@ func TestInvokeExactlyOnce(t *testing.T) {
 	}
 }
 
-// cTimed is a TimedExecutor over the page: answer says what ExecuteTimed
-// does after recording the call.
-type cTimed struct {
-	page   *surfacetest.Page
-	answer func(ctx context.Context, c surface.Call) (json.RawMessage, error)
-
-	mu     sync.Mutex
-	limits []time.Duration
-	plain  int // calls through Execute, which the kernel must not make
-}
-
-func (x *cTimed) Execute(ctx context.Context, c surface.Call) (json.RawMessage, error) {
-	x.mu.Lock()
-	x.plain++
-	x.mu.Unlock()
-	return x.page.Execute(ctx, c)
-}
-
-func (x *cTimed) ExecuteTimed(ctx context.Context, c surface.Call, limit time.Duration) (json.RawMessage, error) {
-	x.mu.Lock()
-	x.limits = append(x.limits, limit)
-	x.mu.Unlock()
-	return x.answer(ctx, c)
-}
-
-// TestInvokeTimedExecutor: an executor that keeps its own time limit is
-// given ExecuteTimeout, called once through ExecuteTimed, and its timeout,
-// failure and panic each end in INTERNAL_ERROR with the id still claimed.
-func TestInvokeTimedExecutor(t *testing.T) {
-	tests := []struct {
-		name     string
-		answer   func(*surfacetest.Page) func(context.Context, surface.Call) (json.RawMessage, error)
-		wantCode surface.Code
-		wantMsg  string
-	}{
-		{"answers", func(p *surfacetest.Page) func(context.Context, surface.Call) (json.RawMessage, error) {
-			return p.Execute
-		}, "", ""},
-		{"times out", func(*surfacetest.Page) func(context.Context, surface.Call) (json.RawMessage, error) {
-			return func(context.Context, surface.Call) (json.RawMessage, error) {
-				return nil, fmt.Errorf("page: %w", surface.ErrExecuteTimeout)
-			}
-		}, surface.CodeInternalError, "executor did not answer in time"},
-		{"fails", func(*surfacetest.Page) func(context.Context, surface.Call) (json.RawMessage, error) {
-			return func(context.Context, surface.Call) (json.RawMessage, error) { return nil, errors.New("boom") }
-		}, surface.CodeInternalError, "executor failed"},
-		{"panics", func(*surfacetest.Page) func(context.Context, surface.Call) (json.RawMessage, error) {
-			return func(context.Context, surface.Call) (json.RawMessage, error) { panic("boom") }
-		}, surface.CodeInternalError, "executor failed"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			page := surfacetest.Orders(2)
-			x := &cTimed{page: page, answer: tt.answer(page)}
-			f := cNewFix(t, page, surface.Options{Execute: x, ExecuteTimeout: 1234 * time.Millisecond, Replay: &surface.ReplayOptions{}})
-			r := f.handle(cInvoke("t-1", "orders.search", nil))
-			cCheck(t, r, tt.wantCode)
-			if tt.wantMsg != "" && r.Error.Message != tt.wantMsg {
-				t.Errorf("message %q, want %q", r.Error.Message, tt.wantMsg)
-			}
-			x.mu.Lock()
-			limits, plain := x.limits, x.plain
-			x.mu.Unlock()
-			if len(limits) != 1 || limits[0] != 1234*time.Millisecond || plain != 0 {
-				t.Fatalf("ExecuteTimed calls with limits %v and %d Execute calls, want one with 1.234s and none", limits, plain)
-			}
-			cCheck(t, f.handle(cInvoke("t-1", "orders.search", nil)), surface.CodeReplayDetected)
-			if x.mu.Lock(); len(x.limits) != 1 {
-				t.Errorf("a replay reached the executor")
-			}
-			x.mu.Unlock()
-		})
-	}
-}
-
 // TestInvokeAsksForNoRecordIDs: an invoke reads the page for its target
 // record and state only, so it asks for no record ids, which a page may
 // take time to list; a describe on the same surface still asks for them.
@@ -662,12 +587,12 @@ func TestInvokeAsksForNoRecordIDs(t *testing.T) {
 	page := surfacetest.Orders(30)
 	var mu sync.Mutex
 	var asked []int
-	reg := surface.RegistryFunc(func(ctx context.Context, q surface.ViewQuery) (*surface.View, error) {
+	reg := func(ctx context.Context, q surface.ViewQuery) (*surface.View, error) {
 		mu.Lock()
 		asked = append(asked, q.MaxRecordIDs)
 		mu.Unlock()
 		return page.View(ctx, q)
-	})
+	}
 	f := cNewFix(t, page, surface.Options{Registry: reg})
 	cCheck(t, f.handle(cInvoke("i-1", "update_note@order", map[string]any{"record": "SO-1002", "note": "x"})), "")
 	mu.Lock()
@@ -680,7 +605,7 @@ func TestInvokeAsksForNoRecordIDs(t *testing.T) {
 	cCheck(t, f.handle(cDescribe("d-1")), "")
 	mu.Lock()
 	defer mu.Unlock()
-	if len(asked) != 1 || asked[0] != surface.DefaultContextLimits.MaxRecordIDs {
-		t.Fatalf("describe read the page with MaxRecordIDs %v, want [%d]", asked, surface.DefaultContextLimits.MaxRecordIDs)
+	if len(asked) != 1 || asked[0] != surface.DefaultLimits.MaxRecordIDs {
+		t.Fatalf("describe read the page with MaxRecordIDs %v, want [%d]", asked, surface.DefaultLimits.MaxRecordIDs)
 	}
 }

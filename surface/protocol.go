@@ -17,26 +17,24 @@ const (
 	// MaxRecordLimit is the largest window a caller may ask for unless
 	// Options.MaxRecordLimit says otherwise.
 	MaxRecordLimit = 100
-	// MaxRecordSelection is how many ids one describe may name in input.record.
-	MaxRecordSelection = 20
+	// maxRecordSelection is how many ids one describe may name in input.record.
+	maxRecordSelection = 20
 )
 
 // MaxIDBytes is the longest request id, in UTF-8 bytes. A longer id is
 // refused like a missing one and never echoed, so that a protocol failure
-// stays small whatever the request held (see MinResponseBytes).
+// stays small whatever the request held (see minResponseBytes).
 const MaxIDBytes = 256
 
-// MinResponseBytes is the smallest Limits.MaxResponseBytes New accepts: room
+// minResponseBytes is the smallest Limits.MaxResponseBytes New accepts: room
 // for a protocol failure that echoes the longest id with every byte escaped
 // (six bytes each) and the longest message the kernel writes.
-const MinResponseBytes = 4 << 10
+const minResponseBytes = 4 << 10
 
-// Method is a protocol method. Version 0.1 has exactly two.
-type Method string
-
+// The protocol's methods: version 0.1 has exactly two.
 const (
-	MethodDescribe Method = "describe"
-	MethodInvoke   Method = "invoke"
+	methodDescribe = "describe"
+	methodInvoke   = "invoke"
 )
 
 // Code is a stable protocol error code. Clients branch on it, never on the
@@ -73,8 +71,8 @@ var Codes = []Code{
 // *Error carrying it: errors.Is(err, surface.CodeRateLimited).
 func (c Code) Error() string { return string(c) }
 
-// IsSession reports whether c is one of the four session failure codes.
-func (c Code) IsSession() bool {
+// isSession reports whether c is one of the four session failure codes.
+func (c Code) isSession() bool {
 	switch c {
 	case CodeSessionRequired, CodeSessionInvalid, CodeSessionExpired, CodeSessionRevoked:
 		return true

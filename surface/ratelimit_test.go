@@ -337,7 +337,7 @@ func TestRateLimitConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rl := tt.rl
-			_, err := surface.New(surface.Options{Registry: page, Execute: page, Now: clock.Now, RateLimit: &rl})
+			_, err := surface.New(surface.Options{Registry: page.View, Execute: page.Execute, Now: clock.Now, RateLimit: &rl})
 			if (err == nil) != tt.ok {
 				t.Fatalf("New error = %v, want ok=%v", err, tt.ok)
 			}

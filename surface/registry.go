@@ -1,28 +1,9 @@
 package surface
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
-	"time"
 )
-
-// Registry is the page's own action registry as the kernel sees it. It is the
-// single source of truth: the kernel reads it on every describe and invoke and
-// keeps nothing that would let a stale answer win over the page.
-//
-// View must answer with what the page shows now. Records are read lazily: the
-// kernel asks only for the window or the ids it needs, so a table of 100,000
-// rows costs what its window costs.
-type Registry interface {
-	View(ctx context.Context, q ViewQuery) (*View, error)
-}
-
-// RegistryFunc adapts a function to Registry.
-type RegistryFunc func(ctx context.Context, q ViewQuery) (*View, error)
-
-// View implements Registry.
-func (f RegistryFunc) View(ctx context.Context, q ViewQuery) (*View, error) { return f(ctx, q) }
 
 // ViewQuery says which records the kernel needs from one read.
 type ViewQuery struct {
@@ -151,37 +132,9 @@ type Unavailable struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// Executor runs one concrete action through the page's existing execution
-// path (validation, availability, confirmation, backend call). It is called
-// exactly once per accepted invoke.
-//
-// A business failure is a result with an "error" member, not a Go error: a
-// Go error means the executor itself broke and becomes INTERNAL_ERROR.
-type Executor interface {
-	Execute(ctx context.Context, call Call) (json.RawMessage, error)
-}
-
-// A TimedExecutor keeps the time limit of each call itself: given the
-// limit, it returns by then, with ErrExecuteTimeout if the page has not
-// answered. The kernel calls it on the request's own goroutine and arms no
-// timer of its own. Implement it only where the executor's platform keeps
-// time more cheaply than Go does: under GOOS=js, a pending Go timer arms a
-// JS setTimeout every time the program waits for the page.
-type TimedExecutor interface {
-	Executor
-	ExecuteTimed(ctx context.Context, call Call, limit time.Duration) (json.RawMessage, error)
-}
-
-// ErrExecuteTimeout is what a TimedExecutor returns when the limit passed.
+// ErrExecuteTimeout is the error a host answers an execute ask with when
+// its time limit (Ask.Timeout) passed; Drive answers so itself.
 var ErrExecuteTimeout = errors.New("surface: executor did not answer in time")
-
-// ExecutorFunc adapts a function to Executor.
-type ExecutorFunc func(ctx context.Context, call Call) (json.RawMessage, error)
-
-// Execute implements Executor.
-func (f ExecutorFunc) Execute(ctx context.Context, call Call) (json.RawMessage, error) {
-	return f(ctx, call)
-}
 
 // Call is what the executor receives.
 type Call struct {

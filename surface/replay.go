@@ -38,13 +38,13 @@ const (
 	Replayed
 )
 
-// DefaultReplayCapacity is how many live claims NewMemoryGuard holds by default.
-const DefaultReplayCapacity = 100_000
+// defaultReplayCapacity is how many live claims NewMemoryGuard holds by default.
+const defaultReplayCapacity = 100_000
 
-// ErrReplayGuardFull is returned by NewMemoryGuard's guard when every slot holds a claim
+// errReplayGuardFull is returned by NewMemoryGuard's guard when every slot holds a claim
 // still inside its window. Forgetting one would let that id run twice, so the
 // guard refuses instead.
-var ErrReplayGuardFull = errors.New("surface: replay guard is full")
+var errReplayGuardFull = errors.New("surface: replay guard is full")
 
 // memoryGuard is an in-process ReplayGuard with bounded memory: claims expire
 // after their window, and when capacity live claims exist it fails closed.
@@ -104,12 +104,12 @@ const initialSlots = 1 << 17
 
 // NewMemoryGuard returns the in-process guard: claims expire after their
 // window, and with capacity live claims it fails closed
-// (ErrReplayGuardFull).
+// (errReplayGuardFull).
 func NewMemoryGuard(capacity int) ReplayGuard { return newMemoryGuard(capacity) }
 
 func newMemoryGuard(capacity int) *memoryGuard {
 	if capacity <= 0 {
-		capacity = DefaultReplayCapacity
+		capacity = defaultReplayCapacity
 	}
 	return &memoryGuard{capacity: capacity, seed: maphash.MakeSeed()}
 }
@@ -168,7 +168,7 @@ func (g *memoryGuard) claim(h uint64, now time.Time, window time.Duration) (Repl
 				}
 			}
 			if g.used >= g.capacity {
-				return 0, ErrReplayGuardFull
+				return 0, errReplayGuardFull
 			}
 			if g.used >= len(g.slots)*7/8 {
 				g.grow()

@@ -20,7 +20,7 @@ func (m *guardModel) claim(h uint64, at, window int64) (ReplayDecision, error) {
 		return Replayed, nil
 	}
 	if m.live(at) >= m.capacity {
-		return 0, ErrReplayGuardFull
+		return 0, errReplayGuardFull
 	}
 	m.claims[h] = at + window
 	return Claimed, nil
@@ -113,11 +113,11 @@ func fuzzMemoryGuard(t *testing.T, in []byte) {
 // TestMemoryGuardFirstTable: the default capacity's table is taken whole
 // at the first claim, 2 MiB at most.
 func TestMemoryGuardFirstTable(t *testing.T) {
-	g := newMemoryGuard(DefaultReplayCapacity)
+	g := newMemoryGuard(defaultReplayCapacity)
 	if _, err := g.Claim(context.Background(), ReplayKey{SessionID: "s", RequestID: "r"}, time.Unix(1, 0), time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(g.slots); n*16 > 2<<20 || n*7/8 < DefaultReplayCapacity || n != g.maxSlots() {
+	if n := len(g.slots); n*16 > 2<<20 || n*7/8 < defaultReplayCapacity || n != g.maxSlots() {
 		t.Fatalf("first table: %d slots", n)
 	}
 }

@@ -170,10 +170,10 @@ func TestReplayClaimBeforeExecute(t *testing.T) {
 	var order []string
 	log := func(s string) { mu.Lock(); order = append(order, s); mu.Unlock() }
 	page := surfacetest.Orders(4)
-	exec := surface.ExecutorFunc(func(ctx context.Context, c surface.Call) (json.RawMessage, error) {
+	exec := func(ctx context.Context, c surface.Call) (json.RawMessage, error) {
 		log("execute " + c.Context.RequestID)
 		return page.Execute(ctx, c)
-	})
+	}
 	g := &cRecordingGuard{inner: surface.NewMemoryGuard(10), log: log}
 	f := cNewFix(t, page, surface.Options{Execute: exec, Replay: &surface.ReplayOptions{Guard: g}})
 	cCheck(t, f.handle(cInvoke("a", "orders.search", nil)), "")

@@ -13,12 +13,12 @@ import (
 // Approval statuses a result may report. The agent learns where approval
 // stands, never who approved or with what.
 const (
-	ApprovalPending = "pending"
-	ApprovalGranted = "granted"
-	ApprovalDenied  = "denied"
-	// ApprovalUnknown replaces a status the kernel does not know, so a
+	approvalPending = "pending"
+	approvalGranted = "granted"
+	approvalDenied  = "denied"
+	// approvalUnknown replaces a status the kernel does not know, so a
 	// client can never read an unknown status as a grant.
-	ApprovalUnknown = "unknown"
+	approvalUnknown = "unknown"
 )
 
 // evidenceKeys are top-level result members that would carry approval
@@ -126,13 +126,13 @@ func rewrittenKey(key []byte) bool {
 func approvalStatus(a any) string {
 	m, ok := a.(map[string]any)
 	if !ok {
-		return ApprovalUnknown
+		return approvalUnknown
 	}
 	switch st, _ := m["status"].(string); st {
-	case ApprovalPending, ApprovalGranted, ApprovalDenied:
+	case approvalPending, approvalGranted, approvalDenied:
 		return st
 	}
-	return ApprovalUnknown
+	return approvalUnknown
 }
 
 // businessError keeps the code and message of a business failure and

@@ -25,14 +25,9 @@ type Session struct {
 	RevokedAt time.Time `json:"-"`
 }
 
-// SessionSource returns the session in force for one call. It is evaluated on
-// every describe and every handled request, so expiry and revocation take
-// effect without reloading anything. Returning (nil, nil) means no session:
-// SESSION_REQUIRED. Returning an error fails closed with SESSION_INVALID.
-type SessionSource func(ctx context.Context) (*Session, error)
-
-// StaticSession returns a SessionSource that always answers s.
-func StaticSession(s *Session) SessionSource {
+// StaticSession returns a session function (Options.Session) that always
+// answers s.
+func StaticSession(s *Session) func(context.Context) (*Session, error) {
 	return func(context.Context) (*Session, error) { return s, nil }
 }
 

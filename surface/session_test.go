@@ -53,10 +53,10 @@ func cNewFix(t testing.TB, page *surfacetest.Page, opts surface.Options) *cFix {
 	}
 	f := &cFix{page: page, clock: surfacetest.NewClock()}
 	if opts.Registry == nil {
-		opts.Registry = page
+		opts.Registry = page.View
 	}
 	if opts.Execute == nil {
-		opts.Execute = page
+		opts.Execute = page.Execute
 	}
 	if opts.Now == nil {
 		opts.Now = f.clock.Now
@@ -168,7 +168,7 @@ func cResult(t testing.TB, r *surface.Response) map[string]any {
 func cCalls(f *cFix) int { return len(f.page.Calls()) }
 
 // cSessKey carries a session in a context, so one Surface can serve several
-// sessions in a test (the SessionSource reads it back).
+// sessions in a test (the func(context.Context) (*Session, error) reads it back).
 type cSessKey struct{}
 
 func cWithSession(ctx context.Context, s *surface.Session) context.Context {
@@ -348,7 +348,7 @@ func TestSessionEmptyScope(t *testing.T) {
 // TestSessionFailures covers every way a session can fail, through Handle
 // (both methods) and the direct Describe, which must agree on the code.
 func TestSessionFailures(t *testing.T) {
-	mal := func(edit func(s *surface.Session)) surface.SessionSource {
+	mal := func(edit func(s *surface.Session)) func(context.Context) (*surface.Session, error) {
 		s := cSession("s-1")
 		edit(s)
 		return surface.StaticSession(s)
@@ -357,7 +357,7 @@ func TestSessionFailures(t *testing.T) {
 
 	tests := []struct {
 		name string
-		src  surface.SessionSource
+		src  func(context.Context) (*surface.Session, error)
 		want surface.Code
 	}{
 		{"nil session", surface.StaticSession(nil), surface.CodeSessionRequired},
@@ -398,7 +398,7 @@ func TestSessionFailures(t *testing.T) {
 				if !errors.As(err, &se) {
 					t.Fatalf("Describe error %T %v is not a *surface.Error", err, err)
 				}
-				if se.Code != tt.want || !se.Code.IsSession() {
+				if se.Code != tt.want || !surface.IsSession(se.Code) {
 					t.Fatalf("Describe code = %q, want %q", se.Code, tt.want)
 				}
 				for code, sentinel := range cSentinels {

@@ -27,7 +27,7 @@ import (
 func pNewSurface(t testing.TB, page *surfacetest.Page, mod func(*surface.Options)) *surface.Surface {
 	t.Helper()
 	clock := surfacetest.NewClock()
-	opts := surface.Options{Registry: page, Execute: page, Now: clock.Now}
+	opts := surface.Options{Registry: page.View, Execute: page.Execute, Now: clock.Now}
 	if mod != nil {
 		mod(&opts)
 	}
@@ -356,7 +356,7 @@ func TestSpecVectors(t *testing.T) {
 				p := pSpecPage(48)
 				return pNewSurface(t, p, func(o *surface.Options) {
 					o.Expose = surface.ExposeIDs("update_note@order")
-					o.Context.MaxRecordIDs = 2
+					o.Limits.MaxRecordIDs = 2
 				}), p
 			},
 			request: `{"protocol":"pling.surface/0.1","id":"req_00","method":"describe"}`,
@@ -715,17 +715,19 @@ func pNoDetail(t testing.TB, m map[string]any) {
 }
 
 func TestSpecNewOptions(t *testing.T) {
-	// 04 option table: registry and execute are required (and, in Go, the
-	// clock); the record limits default to 8 and 100.
+	// 04 option table: in Go the clock is required; the registry and the
+	// executor are what Drive answers with, and a kernel whose host answers
+	// those asks has none (TestExchangeAsksWithoutServices). The record
+	// limits default to 8 and 100.
 	page := surfacetest.Orders(1)
 	clock := surfacetest.NewClock()
 	bad := map[string]surface.Options{
-		"no registry":             {Execute: page, Now: clock.Now},
-		"no executor":             {Registry: page, Now: clock.Now},
-		"no clock":                {Registry: page, Execute: page},
-		"negative record limit":   {Registry: page, Execute: page, Now: clock.Now, RecordLimit: -1},
-		"negative maximum":        {Registry: page, Execute: page, Now: clock.Now, MaxRecordLimit: -1},
-		"rate limit without size": {Registry: page, Execute: page, Now: clock.Now, RateLimit: &surface.RateLimitOptions{Window: time.Second}},
+		"no clock":                  {Registry: page.View, Execute: page.Execute},
+		"negative record limit":     {Registry: page.View, Execute: page.Execute, Now: clock.Now, RecordLimit: -1},
+		"negative maximum":          {Registry: page.View, Execute: page.Execute, Now: clock.Now, MaxRecordLimit: -1},
+		"rate limit without size":   {Registry: page.View, Execute: page.Execute, Now: clock.Now, RateLimit: &surface.RateLimitOptions{Window: time.Second}},
+		"rate limit without window": {Registry: page.View, Execute: page.Execute, Now: clock.Now, RateLimit: &surface.RateLimitOptions{MaxRequests: 1}},
+		"negative rate limit":       {Registry: page.View, Execute: page.Execute, Now: clock.Now, RateLimit: &surface.RateLimitOptions{MaxRequests: -1, Window: -1}},
 	}
 	for name, o := range bad {
 		t.Run(name, func(t *testing.T) {
@@ -758,7 +760,7 @@ func TestSpecErrorCodes(t *testing.T) {
 	}
 	for _, c := range surface.Codes {
 		t.Run(string(c), func(t *testing.T) {
-			if got, want := c.IsSession(), strings.HasPrefix(string(c), "SESSION_"); got != want {
+			if got, want := surface.IsSession(c), strings.HasPrefix(string(c), "SESSION_"); got != want {
 				t.Errorf("IsSession = %v, want %v", got, want)
 			}
 		})

@@ -4,12 +4,7 @@ package surface
 
 import "errors"
 
-// Under js/wasm encoding/json is not linked (see stdjson.go). A view or an
-// action list the readers refuse is refused with this error, whose text
-// never leaves the bridge (the agent sees a protocol code).
-var errNotDecoded = errors.New("json: the text is not one JSON value of the expected shape")
-
-func decodeStd([]byte, any) error { return errNotDecoded }
+// Under js/wasm encoding/json is not linked (see stdjson.go).
 
 // errNotEncoded: a value that is neither a JSON tree nor a wire type
 // cannot be encoded there. The bridge only ever hands the kernel values it

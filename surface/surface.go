@@ -24,14 +24,8 @@ type Surface struct {
 }
 
 // New returns a Surface for opts. It fails only on a configuration error
-// (a missing required field, a rate limit without a positive bound).
+// (no clock, a negative bound, a rate limit with only one of its bounds).
 func New(opts Options) (*Surface, error) {
-	if opts.Registry == nil {
-		return nil, errors.New("surface: Options.Registry is required")
-	}
-	if opts.Execute == nil {
-		return nil, errors.New("surface: Options.Execute is required")
-	}
 	if opts.Now == nil {
 		return nil, errors.New("surface: Options.Now is required")
 	}
@@ -47,11 +41,9 @@ func New(opts Options) (*Surface, error) {
 		opts.ExecuteTimeout = 30 * time.Second
 	}
 	opts.Limits = opts.Limits.withDefaults()
-	if opts.Limits.MaxResponseBytes < MinResponseBytes {
-		return nil, errors.New("surface: Limits.MaxResponseBytes must be at least MinResponseBytes")
+	if opts.Limits.MaxResponseBytes < minResponseBytes {
+		return nil, errors.New("surface: Limits.MaxResponseBytes must be at least minResponseBytes")
 	}
-	opts.Context = opts.Context.withDefaults()
-	opts.After = opts.After.withDefaults()
 	opts.MaxSignatureSessions = orDefault(opts.MaxSignatureSessions, 1024)
 	opts.MaxSchemaCache = orDefault(opts.MaxSchemaCache, 1024)
 
@@ -64,12 +56,14 @@ func New(opts Options) (*Surface, error) {
 	if rl := opts.RateLimit; rl != nil {
 		rlCopy := *rl
 		s.opts.RateLimit = &rlCopy
-		if rl.Limiter != nil {
+		switch {
+		case rl.Limiter != nil:
 			s.limiter = rl.Limiter
-		} else {
-			if rl.MaxRequests <= 0 || rl.Window <= 0 {
-				return nil, errors.New("surface: RateLimit needs positive MaxRequests and Window")
-			}
+		case rl.MaxRequests == 0 && rl.Window == 0:
+			// The host answers the limit asks (see RateLimitOptions.Limiter).
+		case rl.MaxRequests <= 0 || rl.Window <= 0:
+			return nil, errors.New("surface: RateLimit needs positive MaxRequests and Window")
+		default:
 			s.limiter = NewSlidingWindow(rl.MaxRequests, rl.Window)
 		}
 	}
@@ -82,7 +76,7 @@ func New(opts Options) (*Surface, error) {
 		}
 		s.guard = rp.Guard
 		if s.guard == nil {
-			s.guard = NewMemoryGuard(DefaultReplayCapacity)
+			s.guard = NewMemoryGuard(0)
 		}
 	}
 	return s, nil
@@ -105,11 +99,11 @@ func detachResult(r *Response) {
 	}
 }
 
-// HandleValue answers a request that a transport has already decoded (for
+// handleValue answers a request that a transport has already decoded (for
 // example a structured-clone message). The value is held to the same bounds
 // and rules as encoded input: map[string]any, []any, string, bool, nil and
 // numbers only, no case-variant keys, within Limits.
-func (s *Surface) HandleValue(ctx context.Context, v any) *Response {
+func (s *Surface) handleValue(ctx context.Context, v any) *Response {
 	x := s.beginValue(v)
 	s.Drive(ctx, x)
 	return x.response()
@@ -118,8 +112,7 @@ func (s *Surface) HandleValue(ctx context.Context, v any) *Response {
 // HandleJSON is Handle with the response encoded and held to
 // Limits.MaxResponseBytes. A response over the limit is replaced by
 // INTERNAL_ERROR, and the audit event says so: the request was handled
-// once, but the caller never saw its result. Transports should prefer it
-// to Handle followed by Encode, whose audit cannot know the encoded size.
+// once, but the caller never saw its result.
 func (s *Surface) HandleJSON(ctx context.Context, data []byte) []byte {
 	x := s.Begin(nil, data, s.opts.Session != nil)
 	s.Drive(ctx, x)
@@ -136,13 +129,6 @@ func (s *Surface) HandleJSON(ctx context.Context, data []byte) []byte {
 type SharedCaps struct {
 	ID         uint64 // 0: no shared list in this response
 	Start, End int    // the list is resp[Start:End]
-}
-
-// Encode marshals r within Limits.MaxResponseBytes; a response over it is
-// replaced by INTERNAL_ERROR.
-func (s *Surface) Encode(r *Response) []byte {
-	b, _, _ := s.encode(nil, r)
-	return b
 }
 
 // encode appends r to dst as AppendJSON does, keeping track of where a
@@ -181,7 +167,7 @@ func (s *Surface) encode(dst []byte, r *Response) ([]byte, SharedCaps, bool) {
 // in-page call: no rate limit, no audit, and no part in capabilities:
 // "changed" (it always lists in full and leaves the session's remembered
 // signature to the agents that use the protocol). A session failure is returned as
-// an *Error with a SESSION_* code (see Code.IsSession); a bad input as
+// an *Error with a SESSION_* code (see Code.isSession); a bad input as
 // INVALID_REQUEST.
 func (s *Surface) Describe(ctx context.Context, in DescribeInput) (*Description, error) {
 	x := s.beginDescribe(in, s.opts.Session != nil)
@@ -199,7 +185,7 @@ func (in DescribeInput) validate() *Error {
 		if in.Offset != nil || in.Limit != nil {
 			return newError(CodeInvalidRequest, "record cannot be combined with offset or limit")
 		}
-		if len(in.Records) == 0 || len(in.Records) > MaxRecordSelection {
+		if len(in.Records) == 0 || len(in.Records) > maxRecordSelection {
 			return newError(CodeInvalidRequest, "record must list 1 to 20 ids")
 		}
 		for _, id := range in.Records {
@@ -218,6 +204,6 @@ func (s *Surface) now() time.Time { return s.opts.Now() }
 
 // reject builds a protocol failure and marks ev with its code.
 func (s *Surface) reject(ev *AuditEvent, id string, perr *Error) *Response {
-	ev.Outcome, ev.Code = OutcomeProtocolError, string(perr.Code)
+	ev.Outcome, ev.Code = outcomeProtocolError, string(perr.Code)
 	return &Response{Protocol: Protocol, ID: id, OK: false, Error: perr}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"pling.dev/agent/internal/pagejson"
 	"strconv"
 	"strings"
 	"testing"
@@ -73,7 +74,7 @@ func BenchmarkParseView(b *testing.B) {
 			b.SetBytes(int64(len(text)))
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				if _, err := surface.ParseView(text); err != nil {
+				if _, err := pagejson.ParseView(text); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -98,13 +99,13 @@ func BenchmarkParseView(b *testing.B) {
 // list, its signature and its encoding are derived once, then reused.
 func BenchmarkDescribeVersioned(b *testing.B) {
 	page, sess := cBenchPage(48, 50)
-	reg := surface.RegistryFunc(func(ctx context.Context, q surface.ViewQuery) (*surface.View, error) {
+	reg := func(ctx context.Context, q surface.ViewQuery) (*surface.View, error) {
 		v, err := page.View(ctx, q)
 		if v != nil {
 			v.ActionsVersion = "v1"
 		}
 		return v, err
-	})
+	}
 	f := cNewFix(b, page, surface.Options{Registry: reg, Session: surface.StaticSession(sess), OnAudit: cNoAudit})
 	req := cDescribe("bench-describe")
 	ctx := context.Background()

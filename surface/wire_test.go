@@ -158,15 +158,15 @@ func TestHandleJSONMatchesEncodingJSON(t *testing.T) {
 	for _, version := range []string{"", "v1"} {
 		t.Run("version="+version, func(t *testing.T) {
 			page := surfacetest.Orders(12)
-			reg := surface.RegistryFunc(func(ctx context.Context, q surface.ViewQuery) (*surface.View, error) {
+			reg := func(ctx context.Context, q surface.ViewQuery) (*surface.View, error) {
 				v, err := page.View(ctx, q)
 				if v != nil {
 					v.ActionsVersion = version
 				}
 				return v, err
-			})
-			s, err := surface.New(surface.Options{Registry: reg, Execute: page, Now: surfacetest.NewClock().Now, App: "orders",
-				Context: surface.ContextLimits{MaxCapabilities: 2}})
+			}
+			s, err := surface.New(surface.Options{Registry: reg, Execute: page.Execute, Now: surfacetest.NewClock().Now, App: "orders",
+				Limits: surface.Limits{MaxCapabilities: 2}})
 			if err != nil {
 				t.Fatal(err)
 			}

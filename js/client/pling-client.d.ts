@@ -31,6 +31,8 @@ export declare const ClientErrorCode: Readonly<{
   PROTOCOL_FAILURE: "PROTOCOL_FAILURE";
   /** No window, no crypto, or a page with an opaque origin. */
   UNSUPPORTED_ENVIRONMENT: "UNSUPPORTED_ENVIRONMENT";
+  /** request(): the page answered, and the answer was refused unread (see SurfaceClientError.bound). */
+  REPLY_REFUSED: "REPLY_REFUSED";
 }>;
 export type ClientErrorCode = (typeof ClientErrorCode)[keyof typeof ClientErrorCode];
 
@@ -132,6 +134,8 @@ export declare class SurfaceClientError extends Error {
   attempts: number;
   /** The envelope that was sent; pass it to client.retry() for a transport retry. */
   request?: InvokeRequest | { protocol: string; id: string; method: "describe"; input?: unknown };
+  /** REPLY_REFUSED: the bound the answer passed; absent when it was not JSON. */
+  bound?: "replyBytes" | "depth";
   /** With PROTOCOL_FAILURE: the outcome that caused it. */
   outcome?: ProtocolErrorOutcome;
   toJSON(): { name: string; code: ClientErrorCode; message: string; effectUnknown: boolean; attempts: number; requestId?: string };
@@ -247,6 +251,28 @@ export declare function discover(options?: {
   /** The most applications kept; discover resolves as soon as this many answered. A positive integer, default 20. */
   maxApps?: number;
 }): Promise<ReadonlyArray<{ app: string | undefined; outcome: DescribeOutcome }>>;
+
+/**
+ * Posts one request envelope on the window and resolves with the message
+ * that answers its id, as the page posted it, once it is within the bounds.
+ * With repost, the envelope is posted again with the same id until an
+ * answer comes (for a describe, which has no effect). Rejects with TIMEOUT,
+ * or REPLY_REFUSED for an answer larger or deeper than the bounds (bound
+ * says which) or not JSON. Unknown options are refused.
+ */
+export declare function request(
+  envelope: { id: string; method?: string; [member: string]: unknown },
+  options?: {
+    window?: ClientWindow;
+    /** Only an answer from this application's surface; it is named in the request. */
+    app?: string;
+    /** Default 10000. */
+    timeoutMs?: number;
+    /** The most the answer may weigh as JSON, in bytes of UTF-8. Default 1 MiB. */
+    replyBytes?: number;
+    repost?: boolean;
+  },
+): Promise<{ channel: "pling.surface"; kind: "response"; app?: string; envelope: ResponseEnvelope }>;
 
 /** What a reply must answer: the request id and app (each checked when given). */
 export interface Expect {

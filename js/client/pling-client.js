@@ -51,6 +51,7 @@ const ClientErrorCode = Object.freeze({
   RECORD_NOT_REFERENCEABLE: "RECORD_NOT_REFERENCEABLE", // the id is not among the recordIds described
   ID_REUSED: "ID_REUSED", // a request id offered for a different intent
   PROTOCOL_FAILURE: "PROTOCOL_FAILURE", // a helper that returns data got ok:false; see .outcome
+  REPLY_REFUSED: "REPLY_REFUSED", // request(): the page answered, and the answer was refused unread; see .bound
   UNSUPPORTED_ENVIRONMENT: "UNSUPPORTED_ENVIRONMENT", // no window, no crypto, an opaque origin
 });
 
@@ -80,6 +81,7 @@ class SurfaceClientError extends Error {
     this.attempts = details.attempts || 0;
     if (details.request !== undefined) this.request = details.request;
     if (details.outcome !== undefined) this.outcome = details.outcome;
+    if (details.bound !== undefined) this.bound = details.bound;
   }
 
   // Extension messaging and logs carry plain data, not Error objects.
@@ -1003,16 +1005,77 @@ async function discover(options = {}) {
     win.addEventListener("message", onMessage);
     win.addEventListener("pagehide", onHide);
     // The same id each time: a describe has no effect, and several answers
-    // from one application count once. Each wait is twice the last (up to
-    // 2 s), so a page slow to answer is not handed a queue of copies.
-    let wait = REPOST_INTERVAL_MS * 2;
-    const again = () => {
-      post();
-      wait = Math.min(wait * 2, 2000);
-      repost = setTimeout(again, wait);
-    };
-    repost = setTimeout(again, wait);
+    // from one application count once.
+    repost = repostUntilAnswered(post, (t) => (repost = t));
     const timer = setTimeout(() => finish(clientError(ClientErrorCode.NO_SURFACE, `no surface answered within ${timeoutMs} ms`)), timeoutMs);
+    post();
+  });
+}
+
+// repostUntilAnswered posts again after REPOST_INTERVAL_MS * 2, and then
+// after each wait twice the last (up to 2 s), so a page slow to answer is
+// not handed a queue of copies; every timer it sets is handed to armed,
+// for the caller to clear once an answer came.
+function repostUntilAnswered(post, armed) {
+  let wait = REPOST_INTERVAL_MS * 2;
+  const again = () => {
+    post();
+    wait = Math.min(wait * 2, 2000);
+    armed(setTimeout(again, wait));
+  };
+  return setTimeout(again, wait);
+}
+
+const REQUEST_OPTIONS = ["window", "app", "timeoutMs", "replyBytes", "repost"];
+
+/**
+ * Posts one request envelope on the window and resolves with the message
+ * that answers its id, as the page posted it, once inspectReply has found
+ * it within the bounds: the round trip under callers that read the page's
+ * answer themselves (pling-mcp, through the extension or DevTools). With
+ * repost, the envelope (a describe: it has no effect) is posted again with
+ * the same id until an answer comes, as discover posts; otherwise once.
+ * Rejects with TIMEOUT, or with REPLY_REFUSED when the answer is larger or
+ * deeper than the bounds (error.bound says which) or not JSON.
+ */
+function request(envelope, options = {}) {
+  if (!isObject(envelope) || typeof envelope.id !== "string") throw clientError(ClientErrorCode.INVALID_ARGUMENT, "request needs an envelope with a string id");
+  if (!isObject(options)) throw clientError(ClientErrorCode.INVALID_ARGUMENT, "request options must be an object");
+  for (const k of Object.keys(options)) {
+    if (!REQUEST_OPTIONS.includes(k)) throw clientError(ClientErrorCode.INVALID_ARGUMENT, `request: unknown option ${JSON.stringify(k)}`);
+  }
+  const win = options.window ?? globalThis.window;
+  checkWindow(win);
+  const app = options.app;
+  if (app !== undefined && (typeof app !== "string" || app === "")) throw clientError(ClientErrorCode.INVALID_ARGUMENT, "app must be a non-empty string");
+  const timeoutMs = positive("timeoutMs", options.timeoutMs, DEFAULT_DESCRIBE_TIMEOUT_MS);
+  const limits = { replyBytes: positive("replyBytes", options.replyBytes, DEFAULT_LIMITS.replyBytes), depth: DEFAULT_LIMITS.depth };
+  const origin = win.location.origin;
+  const msg = { channel: CHANNEL, kind: "request" };
+  if (app !== undefined) msg.app = app;
+  msg.envelope = envelope;
+  return new Promise((resolve, reject) => {
+    let repost;
+    const finish = (err, reply) => {
+      clearTimeout(timer);
+      clearTimeout(repost);
+      win.removeEventListener("message", onMessage);
+      if (err) reject(err);
+      else resolve(reply);
+    };
+    const onMessage = (event) => {
+      if (event.isTrusted !== true || event.source !== win || event.origin !== origin) return;
+      const d = event.data;
+      if (!isObject(d) || d.channel !== CHANNEL || d.kind !== "response" || !isObject(d.envelope) || d.envelope.id !== envelope.id) return;
+      if (app !== undefined && d.app !== app) return;
+      const wrong = inspectReply(d, limits);
+      if (wrong) finish(clientError(ClientErrorCode.REPLY_REFUSED, wrong.message, { bound: wrong.bound }));
+      else finish(null, d);
+    };
+    const post = () => win.postMessage(msg, origin);
+    win.addEventListener("message", onMessage);
+    const timer = setTimeout(() => finish(clientError(ClientErrorCode.TIMEOUT, `no reply to ${envelope.method} ${envelope.id} within ${timeoutMs} ms`, { request: envelope })), timeoutMs);
+    if (options.repost === true) repost = repostUntilAnswered(post, (t) => (repost = t));
     post();
   });
 }
@@ -1049,6 +1112,7 @@ export {
   SurfaceClientError,
   connect,
   discover,
+  request,
   classify,
   findCapability,
   recordParam,

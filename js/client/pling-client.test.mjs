@@ -1072,3 +1072,47 @@ describe("hostile pages", () => {
     c.close();
   });
 });
+
+describe("request", () => {
+  const { request } = client;
+  const describeEnv = (id) => ({ protocol: SURFACE_PROTOCOL, id, method: "describe" });
+
+  test("resolves with the page's message for its id, whole, and stops listening", async () => {
+    const win = new FakeWindow();
+    fakeSurface(win, { app: "orders", handler: (env) => ok(env.id, { rows: [1.5, "é\n"] }) });
+    // Someone else's answer, for another id, first.
+    win.postMessage({ channel: CHANNEL, kind: "response", app: "orders", envelope: ok("other", {}) }, ORIGIN);
+    const reply = await request(describeEnv("d-1"), { window: win, app: "orders", timeoutMs: 1000 });
+    assert.deepEqual(reply, { channel: CHANNEL, kind: "response", app: "orders", envelope: ok("d-1", { rows: [1.5, "é\n"] }) });
+    assert.equal(win.count("message"), 1, "only the fake surface listens now");
+  });
+
+  test("takes no answer a page script dispatched, nor one of another app", async () => {
+    const win = new FakeWindow();
+    const p = request(describeEnv("d-2"), { window: win, app: "orders", timeoutMs: 60 });
+    win.dispatch("message", { data: { channel: CHANNEL, kind: "response", app: "orders", envelope: ok("d-2", {}) }, origin: ORIGIN, source: win, isTrusted: false });
+    win.postMessage({ channel: CHANNEL, kind: "response", app: "billing", envelope: ok("d-2", {}) }, ORIGIN);
+    await rejectsWith(p, ClientErrorCode.TIMEOUT);
+  });
+
+  test("with repost, asks again until a surface listens; without, posts once", async () => {
+    const win = new FakeWindow();
+    setTimeout(() => fakeSurface(win, { handler: (env) => ok(env.id, {}) }), 300);
+    const reply = await request(describeEnv("d-3"), { window: win, timeoutMs: 3000, repost: true });
+    assert.equal(reply.envelope.id, "d-3");
+    const n = win.requests().length;
+    assert.ok(n === 2, `${n} posts`); // at 0 and 500 ms
+    const once = new FakeWindow();
+    await rejectsWith(request(describeEnv("d-4"), { window: once, timeoutMs: 700 }), ClientErrorCode.TIMEOUT);
+    assert.equal(once.requests().length, 1);
+  });
+
+  test("refuses an answer over the bound, or not JSON, unread", async () => {
+    const win = new FakeWindow();
+    fakeSurface(win, { handler: (env) => ok(env.id, env.id === "big" ? { s: "\u0001".repeat(200) } : { u: undefined }) });
+    const big = await rejectsWith(request(describeEnv("big"), { window: win, timeoutMs: 1000, replyBytes: 1000 }), ClientErrorCode.REPLY_REFUSED);
+    assert.equal(big.bound, "replyBytes");
+    const odd = await rejectsWith(request(describeEnv("odd"), { window: win, timeoutMs: 1000 }), ClientErrorCode.REPLY_REFUSED);
+    assert.equal(odd.bound, undefined);
+  });
+});

@@ -1,7 +1,7 @@
 // Package surfacetest provides an in-memory page and a fake clock for
-// testing code built on package surface: the page implements both
-// surface.Registry and surface.Executor, records every executor call, and can
-// be scripted to fail, panic, hang or report approval.
+// testing code built on package surface: its View and Execute methods are
+// a surface.Options.Registry and Execute, it records every executor call,
+// and it can be scripted to fail, panic, hang or report approval.
 package surfacetest
 
 import (
@@ -120,7 +120,7 @@ func (p *Page) find(id string) *surface.Record {
 	return nil
 }
 
-// View implements surface.Registry. It copies everything it returns, so the
+// View answers as surface.Options.Registry does. It copies everything it returns, so the
 // kernel never shares memory with the page.
 func (p *Page) View(_ context.Context, q surface.ViewQuery) (*surface.View, error) {
 	p.mu.Lock()
@@ -175,7 +175,7 @@ func (p *Page) View(_ context.Context, q surface.ViewQuery) (*surface.View, erro
 	return v, nil
 }
 
-// Execute implements surface.Executor: it records the call and runs the
+// Execute answers as surface.Options.Execute does: it records the call and runs the
 // handler registered for the concrete action id, or else for its template
 // (the part before ':').
 func (p *Page) Execute(ctx context.Context, call surface.Call) (json.RawMessage, error) {

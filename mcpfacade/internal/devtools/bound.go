@@ -51,15 +51,15 @@ func (b Bounds) withDefaults() Bounds {
 
 // DefaultMaxReplyBytes is the default bound on a reply.
 //
-// The largest reply pling-mcp asks for carries a page's answer, which
-// page.js bounds at client.DefaultMaxReplyBytes (2 MiB of UTF-8) before it
-// leaves the page. DevTools writes it as a JSON string, escaping every
-// character outside ASCII as \uXXXX: six bytes for a character of two
-// UTF-8 bytes, at most three times the UTF-8 length, so about 6 MiB for a
-// 2 MiB answer (TestMCPLargeReplyPassesDevToolsBound sends one). 16 MiB
-// leaves room for the envelope and for escaping Chromium may change.
-// Replies come one per command this process sends, so a page cannot
-// multiply them.
+// The largest reply pling-mcp asks for carries a page's answer, which the
+// facade's caller in the page (mcpfacade/caller.js) bounds at
+// client.DefaultMaxReplyBytes (2 MiB of UTF-8) before it leaves the page.
+// DevTools writes it as a JSON string, escaping every character outside
+// ASCII as \uXXXX: six bytes for a character of two UTF-8 bytes, at most
+// three times the UTF-8 length, so about 6 MiB for a 2 MiB answer
+// (TestMCPLargeReplyPassesDevToolsBound sends one). 16 MiB leaves room
+// for the envelope and for escaping Chromium may change. Replies come one
+// per command this process sends, so a page cannot multiply them.
 const DefaultMaxReplyBytes = 16 << 20
 
 // DefaultMaxEventBytes is the default bound on an event.

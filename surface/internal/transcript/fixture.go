@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"pling.dev/agent/surface"
@@ -300,23 +301,20 @@ func surfaceOptions(spec optionsSpec) (surface.Options, error) {
 			MaxArrayLen:      spec.Limits.MaxArrayLen,
 			MaxMembers:       spec.Limits.MaxMembers,
 			MaxResponseBytes: spec.Limits.MaxResponseBytes,
-		},
-		Context: surface.ContextLimits{
-			MaxCapabilities: spec.Context.MaxCapabilities,
-			MaxRegions:      spec.Context.MaxRegions,
-			MaxRecordIDs:    spec.Context.MaxRecordIDs,
-			MaxFeedback:     spec.Context.MaxFeedback,
-			MaxUnavailable:  spec.Context.MaxUnavailable,
-			MaxStateKeys:    spec.Context.MaxStateKeys,
-		},
-		After: surface.AfterLimits{
-			MaxRecords: spec.After.MaxRecords,
-			MaxFields:  spec.After.MaxFields,
-			MaxState:   spec.After.MaxState,
+			MaxCapabilities:  spec.Context.MaxCapabilities,
+			MaxRegions:       spec.Context.MaxRegions,
+			MaxRecordIDs:     spec.Context.MaxRecordIDs,
+			MaxFeedback:      spec.Context.MaxFeedback,
+			MaxUnavailable:   spec.Context.MaxUnavailable,
+			MaxStateKeys:     spec.Context.MaxStateKeys,
+			MaxAfterRecords:  spec.After.MaxRecords,
+			MaxAfterFields:   spec.After.MaxFields,
+			MaxAfterState:    spec.After.MaxState,
 		},
 	}
 	if spec.Expose != nil {
-		o.Expose = surface.ExposeIDs(spec.Expose...)
+		ids := spec.Expose
+		o.Expose = func(id string) bool { return slices.Contains(ids, id) }
 	}
 	if rl := spec.RateLimit; rl != nil {
 		o.RateLimit = &surface.RateLimitOptions{

@@ -145,7 +145,7 @@ func newScene(pageJSON, optionsJSON []byte) (*scene, error) {
 	if sc.mode, sc.sess, err = parseSession(ospec.Session, sc.clock.Now()); err != nil {
 		return nil, fmt.Errorf("options: %w", err)
 	}
-	opts.Registry, opts.Execute, opts.Now = page, page, sc.clock.Now
+	opts.Registry, opts.Execute, opts.Now = page.View, page.Execute, sc.clock.Now
 	if sc.mode != sessionOpen {
 		opts.Session = sc.sessionSource
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"pling.dev/agent/internal/pagejson"
 	"time"
 
 	"pling.dev/agent/surface"
@@ -46,30 +47,25 @@ func RunVia(file []byte, via Via) ([]byte, error) {
 
 // GuestOptions are the options of a kernel whose every ask its host
 // answers: built from an options section as the native scene builds them,
-// with services that are never called standing in for those the host has
-// (the session getter, the registry, the executor, the audit sink).
-func GuestOptions(options []byte, now func() time.Time) (surface.Options, error) {
+// without the services the host stands for (the session getter, the
+// registry, the executor). session says whether its exchanges ask for the
+// session, as Handle's do when the scene has a session source.
+func GuestOptions(options []byte, now func() time.Time) (opts surface.Options, session bool, err error) {
 	var ospec optionsSpec
 	if err := decodeStrict(options, &ospec); err != nil {
-		return surface.Options{}, fmt.Errorf("options: %w", err)
+		return surface.Options{}, false, fmt.Errorf("options: %w", err)
 	}
-	opts, err := surfaceOptions(ospec)
-	if err != nil {
-		return opts, err
+	if opts, err = surfaceOptions(ospec); err != nil {
+		return opts, false, err
 	}
 	mode, _, err := parseSession(ospec.Session, now())
 	if err != nil {
-		return opts, err
+		return opts, false, err
 	}
-	unused := errors.New("transcript: the host answers this ask")
-	opts.Registry = surface.RegistryFunc(func(context.Context, surface.ViewQuery) (*surface.View, error) { return nil, unused })
-	opts.Execute = surface.ExecutorFunc(func(context.Context, surface.Call) (json.RawMessage, error) { return nil, unused })
 	opts.Now = now
-	if mode != sessionOpen {
-		opts.Session = func(context.Context) (*surface.Session, error) { return nil, unused }
-	}
+	// The audit event is an ask the host answers; the sink only turns it on.
 	opts.OnAudit = func(context.Context, surface.AuditEvent) error { return nil }
-	return opts, nil
+	return opts, mode != sessionOpen, nil
 }
 
 // wireAsk is an Ask as JSON; times are nanoseconds since the epoch.
@@ -194,7 +190,7 @@ func DecodeAnswer(b []byte, a surface.Ask) surface.Answer {
 		ans.Session = &sess
 	}
 	if len(w.View) > 0 {
-		v, err := surface.ParseView(w.View)
+		v, err := pagejson.ParseView(w.View)
 		if err != nil {
 			ans.Err = err
 		}

@@ -58,7 +58,7 @@ func text(n int32) ([]byte, bool) {
 
 var (
 	kernels = map[int32]*surface.Surface{}
-	// withSession: the kernel's options have a session source, so its
+	// withSession: the scene has a session source, so the kernel's
 	// exchanges ask for the session, as Handle's do.
 	withSession = map[int32]bool{}
 	lastSlot    int32
@@ -79,7 +79,7 @@ func newKernel(n int32) int32 {
 	if !ok {
 		return -1
 	}
-	o, err := transcript.GuestOptions(opts, now)
+	o, session, err := transcript.GuestOptions(opts, now)
 	if err != nil {
 		return -1
 	}
@@ -89,7 +89,7 @@ func newKernel(n int32) int32 {
 	}
 	lastSlot++
 	kernels[lastSlot] = s
-	withSession[lastSlot] = o.Session != nil
+	withSession[lastSlot] = session
 	return lastSlot
 }
 

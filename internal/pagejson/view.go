@@ -1,11 +1,12 @@
-package surface
+package pagejson
 
 import (
 	"pling.dev/agent/internal/jsonread"
+	"pling.dev/agent/surface"
 )
 
-// ParseView decodes the JSON form of a View (the json tags of View and the
-// types it holds) exactly as encoding/json does with Decoder.UseNumber:
+// ParseView decodes the JSON form of a surface.View (the json tags of View
+// and the types it holds) exactly as encoding/json does with Decoder.UseNumber:
 // numbers in free-form values (Record.Fields, View.State) stay json.Number,
 // unknown members are ignored, and anything after the value is an error.
 //
@@ -13,13 +14,13 @@ import (
 // whose text changed. It reads without reflection (see internal/jsonread),
 // which under WebAssembly costs a fraction of encoding/json's time and
 // keeps encoding/json's decoder out of the binary; where it fails, the
-// error is encoding/json's own (see stdjson.go).
-func ParseView(data []byte) (*View, error) {
+// error is encoding/json's own (see std.go).
+func ParseView(data []byte) (*surface.View, error) {
 	r := jsonread.New(data)
-	v := new(View)
+	v := new(surface.View)
 	readView(r, v)
 	if !r.End() {
-		v = new(View)
+		v = new(surface.View)
 		if err := decodeStd(data, v); err != nil {
 			return nil, err
 		}
@@ -37,7 +38,7 @@ var (
 	unavailableFields = [...]string{unavailableID: "id", unavailableReason: "reason"}
 )
 
-func readView(r *jsonread.Reader, v *View) {
+func readView(r *jsonread.Reader, v *surface.View) {
 	r.Object(viewFields[:], false, func(field int) {
 		switch field {
 		case viewRoute:
@@ -45,7 +46,7 @@ func readView(r *jsonread.Reader, v *View) {
 		case viewActions:
 			readActions(r, &v.Actions)
 		case viewRegions:
-			jsonread.List(r, &v.Regions, func(g *Region) {
+			jsonread.List(r, &v.Regions, func(g *surface.Region) {
 				r.Object(regionFields[:], false, func(f int) {
 					switch f {
 					case regionID:
@@ -58,7 +59,7 @@ func readView(r *jsonread.Reader, v *View) {
 				})
 			})
 		case viewRecords:
-			jsonread.List(r, &v.Records, func(rec *Record) { readRecord(r, rec) })
+			jsonread.List(r, &v.Records, func(rec *surface.Record) { readRecord(r, rec) })
 		case viewRecordIDs:
 			r.Strings(&v.RecordIDs)
 		case viewRecordIDsTotal:
@@ -68,7 +69,7 @@ func readView(r *jsonread.Reader, v *View) {
 		case viewState:
 			r.Tree(&v.State)
 		case viewFeedback:
-			jsonread.List(r, &v.Feedback, func(fb *Feedback) {
+			jsonread.List(r, &v.Feedback, func(fb *surface.Feedback) {
 				r.Object(feedbackFields[:], false, func(f int) {
 					switch f {
 					case feedbackLevel:
@@ -81,7 +82,7 @@ func readView(r *jsonread.Reader, v *View) {
 				})
 			})
 		case viewUnavailable:
-			jsonread.List(r, &v.Unavailable, func(u *Unavailable) {
+			jsonread.List(r, &v.Unavailable, func(u *surface.Unavailable) {
 				r.Object(unavailableFields[:], false, func(f int) {
 					switch f {
 					case unavailableID:
@@ -95,7 +96,7 @@ func readView(r *jsonread.Reader, v *View) {
 	})
 }
 
-func readRecord(r *jsonread.Reader, rec *Record) {
+func readRecord(r *jsonread.Reader, rec *surface.Record) {
 	r.Object(recordViewFields[:], false, func(f int) {
 		switch f {
 		case recordViewID:

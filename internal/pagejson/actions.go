@@ -1,13 +1,16 @@
-package surface
+// Package pagejson reads the JSON texts a page hands its host, its action
+// list and its view, into the kernel's types, without reflection.
+package pagejson
 
 import (
 	"pling.dev/agent/internal/jsonread"
+	"pling.dev/agent/surface"
 )
 
 // ParseActions decodes the JSON form of an action list (the json tags of
-// Action and RecordTemplate) exactly as encoding/json decodes it into a
-// []Action with Decoder.UseNumber: null gives a nil list, an input schema
-// keeps its exact text (null included, as "null"), unknown members are
+// surface.Action and surface.RecordTemplate) exactly as encoding/json
+// decodes it into a []surface.Action with Decoder.UseNumber: null gives a
+// nil list, an input schema keeps its exact text (null included, as "null"), unknown members are
 // ignored, and anything after the value is an error.
 //
 // Hosts that receive the page's actions as JSON text parse them once per
@@ -15,9 +18,9 @@ import (
 // tens of milliseconds (reflection over the type, then cold code), which
 // would land on a page's first describe; like ParseView, ParseActions
 // reads without reflection and words a failure as encoding/json does.
-func ParseActions(data []byte) ([]Action, error) {
+func ParseActions(data []byte) ([]surface.Action, error) {
 	r := jsonread.New(data)
-	var acts []Action
+	var acts []surface.Action
 	readActions(r, &acts)
 	if !r.End() {
 		acts = nil
@@ -36,11 +39,11 @@ var (
 )
 
 // readActions reads an action list into *acts.
-func readActions(r *jsonread.Reader, acts *[]Action) {
-	jsonread.List(r, acts, func(a *Action) { readAction(r, a) })
+func readActions(r *jsonread.Reader, acts *[]surface.Action) {
+	jsonread.List(r, acts, func(a *surface.Action) { readAction(r, a) })
 }
 
-func readAction(r *jsonread.Reader, a *Action) {
+func readAction(r *jsonread.Reader, a *surface.Action) {
 	r.Object(actionFields[:], false, func(field int) {
 		switch field {
 		case actionID:
@@ -73,7 +76,7 @@ func readAction(r *jsonread.Reader, a *Action) {
 				return
 			}
 			if a.Record == nil {
-				a.Record = new(RecordTemplate)
+				a.Record = new(surface.RecordTemplate)
 			}
 			t := a.Record
 			r.Object(templateFields[:], false, func(f int) {

@@ -1,4 +1,4 @@
-package surface
+package pagejson
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"pling.dev/agent/surface"
 	"reflect"
 	"strings"
 	"testing"
@@ -16,9 +17,9 @@ import (
 )
 
 // referenceActions is what ParseActions must agree with: encoding/json
-// with UseNumber into a []Action, nothing after the value.
-func referenceActions(data []byte) ([]Action, error) {
-	var acts []Action
+// with UseNumber into a []surface.Action, nothing after the value.
+func referenceActions(data []byte) ([]surface.Action, error) {
+	var acts []surface.Action
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if err := dec.Decode(&acts); err != nil {
@@ -31,9 +32,9 @@ func referenceActions(data []byte) ([]Action, error) {
 }
 
 // fastActions reports whether the reader took data on its own, and what it read.
-func fastActions(data []byte) ([]Action, bool) {
+func fastActions(data []byte) ([]surface.Action, bool) {
 	r := jsonread.New(data)
-	var acts []Action
+	var acts []surface.Action
 	readActions(r, &acts)
 	return acts, r.End()
 }
@@ -90,7 +91,7 @@ const ordersActions = `[{"id":"orders.search","description":"Search orders","inp
 	`{"id":"approve@order","description":"Approve an order","inputSchema":{"type":"object","additionalProperties":false},"effect":"write","approval":"always","record":{"kind":"order","total":0}},` +
 	`{"id":"orders.fail","effect":"write"},{"id":"orders.panic","effect":"write"},{"id":"orders.hang","effect":"write"}]`
 
-// everyField sets every member of Action and RecordTemplate, with white
+// everyField sets every member of surface.Action and surface.RecordTemplate, with white
 // space, escapes and numbers of every form inside the schema.
 const everyField = ` [ { "id" : "a.b@order" , "description" : "Say \"hi\"\n\t\u00e9 \/ ✓" ,
 	"inputSchema" : { "type" : "object" , "x" : [ 1 , -0.5e+3 , 2E-2 , true , false , null , "\ud83d\ude00" , "\ud800" , { } , [ ] ] } ,
@@ -102,7 +103,7 @@ const everyField = ` [ { "id" : "a.b@order" , "description" : "Say \"hi\"\n\t\u0
 // transcripts.
 func transcriptActions(t *testing.T) [][]byte {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join("testdata", "transcripts", "*.txt"))
+	files, err := filepath.Glob(filepath.Join("..", "..", "surface", "testdata", "transcripts", "*.txt"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no transcripts: %v", err)
 	}

@@ -1,10 +1,11 @@
-package surface
+package pagejson
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
+	"pling.dev/agent/surface"
 	"reflect"
 	"strings"
 	"testing"
@@ -14,8 +15,8 @@ import (
 
 // referenceView is what ParseView must agree with: encoding/json with
 // UseNumber, nothing after the value.
-func referenceView(data []byte) (*View, error) {
-	v := new(View)
+func referenceView(data []byte) (*surface.View, error) {
+	v := new(surface.View)
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if err := dec.Decode(v); err != nil {
@@ -28,9 +29,9 @@ func referenceView(data []byte) (*View, error) {
 }
 
 // fastView reports whether the reader took data on its own, and what it read.
-func fastView(data []byte) (*View, bool) {
+func fastView(data []byte) (*surface.View, bool) {
 	r := jsonread.New(data)
-	v := new(View)
+	v := new(surface.View)
 	readView(r, v)
 	return v, r.End()
 }
@@ -141,9 +142,9 @@ func TestMemberNamesAreTheJSONTags(t *testing.T) {
 		typ   any
 		names []string
 	}{
-		{Action{}, actionFields[:]}, {RecordTemplate{}, templateFields[:]}, {View{}, viewFields[:]},
-		{Region{}, regionFields[:]}, {Record{}, recordViewFields[:]}, {Feedback{}, feedbackFields[:]},
-		{Unavailable{}, unavailableFields[:]},
+		{surface.Action{}, actionFields[:]}, {surface.RecordTemplate{}, templateFields[:]}, {surface.View{}, viewFields[:]},
+		{surface.Region{}, regionFields[:]}, {surface.Record{}, recordViewFields[:]}, {surface.Feedback{}, feedbackFields[:]},
+		{surface.Unavailable{}, unavailableFields[:]},
 	} {
 		typ := reflect.TypeOf(c.typ)
 		var tags []string
