@@ -344,10 +344,10 @@ func TestMCPBrowserMode(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitDemoReady(t, p)
-		d.waitListChanged(t)
-		if got := toolNames(listTools(t, d)); !slices.Equal(got, browserDemoTools) {
-			t.Fatalf("tools after the reload %v", got)
-		}
+		// The tools come back. Waited for by their names: the notification
+		// of the revocation's removal may still be on its way when the
+		// reload starts, so the first one seen after it proves nothing.
+		waitDemoTools(t, d)
 	})
 
 	t.Run("a killed host is reported, then reconnected", func(t *testing.T) {
