@@ -60,12 +60,13 @@ package:
 	@echo "== $(PKG)/pling-surface.tgz"
 
 ## extension: the unpacked Manifest V3 extension in build/extension, with the
-## client library in it (a module for its pages, a classic script for its
-## content script). Load it at chrome://extensions; see extension/README.md.
+## client library in it (its modules for its pages, as classic.mjs lists
+## them, and a classic script for its content script). Load it at
+## chrome://extensions; see extension/README.md.
 extension:
 	rm -rf $(BUILD)/extension && mkdir -p $(BUILD)/extension
 	cp extension/manifest.json extension/*.js extension/*.html extension/*.css $(BUILD)/extension/
-	cp js/client/pling-client.js js/pling-protocol.d.ts $(BUILD)/extension/
+	modules=$$(node js/client/classic.mjs --modules js/client/pling-client.js) && cp $$modules js/pling-protocol.d.ts $(BUILD)/extension/
 	sed 's|"../pling-protocol.js"|"./pling-protocol.js"|' js/client/pling-client.d.ts > $(BUILD)/extension/pling-client.d.ts
 	node js/client/classic.mjs js/client/pling-client.js > $(BUILD)/extension/pling-client.classic.js
 	cat $(BUILD)/extension/pling-client.classic.js mcpfacade/caller.js > $(BUILD)/extension/page.js

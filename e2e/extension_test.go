@@ -25,7 +25,10 @@ const extensionTimeout = 4 * time.Minute
 var extensionFiles = []string{"manifest.json", "background.js", "content.js", "agents.js", "page.js", "panel.html", "panel.js",
 	"panel-bounds.js", "panel-call.js", "panel-capabilities.js", "panel-connection.js", "panel-context.js", "panel-describe.js",
 	"panel-dom.js", "panel-outcome.js", "panel-state.js", "panel-status.js", "panel-words.js",
-	"pling-client.js", "pling-client.classic.js"}
+	"pling-client.js", "pling-client.classic.js",
+	// The client library's modules, which pling-client.js imports.
+	"bounds.js", "checks.js", "classify.js", "description.js", "errors.js", "port-channel.js", "reply-size.js",
+	"surface-client.js", "window-transport.js"}
 
 // extensionBrowser is a Chromium of its own with the unpacked extension
 // loaded: the shared browser of the other tests runs without extensions.

@@ -30,10 +30,10 @@ import (
 )
 
 // pageJS is what the facade evaluates in the page's isolated world: the
-// client library's classic build (generated from js/client/pling-client.js;
-// TestClassicClientIsGenerated holds the copy to it), then caller.js, which
-// adds the facade's origin check and reply bound and leaves the
-// request function on the world's global.
+// client library's classic build (generated from js/client/pling-client.js
+// and the modules it imports; TestClassicClientIsGenerated holds the copy
+// to it), then caller.js, which adds the facade's origin check and reply
+// bound and leaves the request function on the world's global.
 var pageJS = classicClient + "\n" + callerJS
 
 //go:generate sh -c "node ../js/client/classic.mjs ../js/client/pling-client.js > pling-client.classic.js"

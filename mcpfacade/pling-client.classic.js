@@ -1,19 +1,10 @@
-// Generated from pling-client.js by classic.mjs: do not edit.
+// Generated from pling-client.js and the modules it imports by classic.mjs: do not edit.
 (() => {
 "use strict";
-// pling-client.js: the caller's side of pling.surface/0.1. It lets a browser
-// extension's content script (or any script running in the page's window)
-// describe the page's agent surface and invoke its capabilities.
-//
-//   import { connect } from "./pling-client.js";
-//   const client = await connect({ app: "orders" }); // or { app, transport: "port" }
-//   const d = await client.describe();
-//   const out = await client.invoke("update_note@order", { note: "Call Friday" }, { record: "SO-1002" });
-//   if (out.kind === "success") ... else if (out.kind === "business-error") ... else /* protocol-error */ ...
-//
-// No dependencies, no import.meta, one export statement at the end: a
-// classic-script build (globalThis.PlingClient) is generated from this file
-// by classic.mjs beside it. See README.md beside this file.
+// ---- bounds.js
+// bounds.js: the protocol's names on the window and every default and
+// bound the client applies. One place, so that a change to a timeout or a
+// size limit is read once and holds for every transport.
 
 const CHANNEL = "pling.surface";
 const SURFACE_PROTOCOL = "pling.surface/0.1";
@@ -41,6 +32,18 @@ const DEFAULT_RECORDS_MAX = 1000;
 // How many request ids a client remembers to refuse reusing one for another intent.
 const REMEMBERED_IDS = 1024;
 
+/**
+ * The most a reply may weigh before anything reads it. replyBytes is the
+ * reply's JSON size as estimated by a walk that stops as soon as it passes
+ * the bound (the surface itself never answers more than 1 MiB); depth is the
+ * reply grammar's nesting limit.
+ */
+const DEFAULT_LIMITS = Object.freeze({ replyBytes: 1 << 20, depth: 128 });
+// ---- errors.js
+// errors.js: the codes of what the client itself reports, and its one error
+// type. Kept apart from the surface's own codes: a caller must tell "the
+// page said no" from "the client gave up".
+
 /** Codes of the errors the client itself raises (never a surface's codes). */
 const ClientErrorCode = Object.freeze({
   TIMEOUT: "TIMEOUT", // no reply in time, after every allowed attempt
@@ -65,10 +68,6 @@ const OutcomeCode = Object.freeze({
   APPROVAL_DENIED: "APPROVAL_DENIED", // business-error: a person denied the approval
   APPROVAL_STATUS_UNKNOWN: "APPROVAL_STATUS_UNKNOWN", // business-error: never read as a grant
 });
-
-const hasOwn = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
-const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
-const freeze = Object.freeze;
 
 /**
  * The one error type the client raises. `code` is one of ClientErrorCode.
@@ -98,6 +97,15 @@ class SurfaceClientError extends Error {
 function clientError(code, message, details) {
   return new SurfaceClientError(code, message, details);
 }
+// ---- checks.js
+// checks.js: small checks every part of the client shares: the shape of a
+// JSON value, the caller's numbers and window, and unpredictable request ids.
+
+
+
+const hasOwn = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
+const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+const freeze = Object.freeze;
 
 /** A fresh request id from the platform's CSPRNG; never Math.random. */
 function newRequestId() {
@@ -111,16 +119,36 @@ function newRequestId() {
   throw clientError(ClientErrorCode.UNSUPPORTED_ENVIRONMENT, "no crypto.getRandomValues: cannot make unpredictable request ids");
 }
 
-// ---------------------------------------------------------------------------
-// Bounds on what a page sends
+function checkWindow(win) {
+  if (!win || typeof win.postMessage !== "function" || typeof win.addEventListener !== "function" || !win.location) {
+    throw clientError(ClientErrorCode.UNSUPPORTED_ENVIRONMENT, "needs the page's window (run in a content script or the page)");
+  }
+  const origin = win.location.origin;
+  if (typeof origin !== "string" || origin === "null" || origin === "") {
+    // A surface never answers an opaque origin, and a reply could not be addressed to it.
+    throw clientError(ClientErrorCode.UNSUPPORTED_ENVIRONMENT, "the page has an opaque origin; no surface can answer it");
+  }
+}
 
-/**
- * The most a reply may weigh before anything reads it. replyBytes is the
- * reply's JSON size as estimated by a walk that stops as soon as it passes
- * the bound (the surface itself never answers more than 1 MiB); depth is the
- * reply grammar's nesting limit.
- */
-const DEFAULT_LIMITS = Object.freeze({ replyBytes: 1 << 20, depth: 128 });
+function positive(name, v, fallback) {
+  if (v === undefined) return fallback;
+  if (typeof v !== "number" || !(v > 0) || !Number.isFinite(v)) {
+    throw clientError(ClientErrorCode.INVALID_ARGUMENT, `${name} must be a positive number of milliseconds`);
+  }
+  return v;
+}
+
+function nonNegativeInteger(name, v, fallback) {
+  if (v === undefined) return fallback;
+  if (!Number.isInteger(v) || v < 0) throw clientError(ClientErrorCode.INVALID_ARGUMENT, `${name} must be a non-negative integer`);
+  return v;
+}
+// ---- reply-size.js
+// reply-size.js: how much a page's reply weighs, measured before anything
+// reads it. A page chooses what it sends, so the walk is bounded by the
+// budget, never by the reply.
+
+
 
 // What a string takes in the reply's JSON, in UTF-8 bytes: a control
 // character is written as six, a character past U+007F as two or three.
@@ -207,9 +235,15 @@ function inspectReply(value, limits = DEFAULT_LIMITS) {
   if (named) return { message: "the reply holds an array with members other than its elements" };
   return null;
 }
+// ---- classify.js
+// classify.js: reading a page's reply by the reply grammar every client of
+// the surface shares, into exactly one of three outcomes. Whatever does not
+// follow the grammar is never read as a success or an approval.
 
-// ---------------------------------------------------------------------------
-// Classification
+
+
+
+
 
 /**
  * Reads a reply by the one reply grammar every client of the surface shares
@@ -390,9 +424,11 @@ function malformed(id, message, envelope, method = "invoke", bound) {
   if (method === "invoke") out.effectUnknown = true;
   return freeze(out);
 }
+// ---- description.js
+// description.js: what a description says about folded templates and the
+// records they may name, checked before an invoke is sent.
 
-// ---------------------------------------------------------------------------
-// Folded templates and records
+
 
 /** The capability with this id in a description, or undefined. */
 function findCapability(description, capabilityId) {
@@ -422,11 +458,22 @@ function isReferenceable(description, recordId) {
   const total = typeof c.recordIdsTotal === "number" ? c.recordIdsTotal : c.recordIds.length;
   return c.recordIds.length >= total ? false : undefined;
 }
+// ---- window-transport.js
+// window-transport.js: talking to the page over window.postMessage, where
+// every script of the page reads and can answer: the window transport of a
+// client, discover (which surfaces are here) and request (one round trip
+// for callers that read the answer themselves). Messages posted before the
+// page listens are lost, so discover and request post again until answered.
 
-// ---------------------------------------------------------------------------
-// Transports. Each one delivers response envelopes to onEnvelope and reports
-// its own end to onEnd.
 
+
+
+
+
+
+// windowTransport is a client's transport over the window. Like the port's,
+// it delivers response envelopes to hooks.onEnvelope (with false: anyone
+// could have posted them); the window itself never ends, pagehide aside.
 function windowTransport(win, app, hooks) {
   const origin = win.location.origin;
   const listener = (event) => {
@@ -454,6 +501,170 @@ function windowTransport(win, app, hooks) {
   };
 }
 
+// utf8Within reports whether s takes at most max bytes of UTF-8, reading at
+// most max of its code units (each takes one byte or more).
+function utf8Within(s, max) {
+  if (s.length > max) return false;
+  let bytes = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      const next = s.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        bytes += 4;
+        i++;
+        continue;
+      }
+    }
+    bytes += c < 0x80 ? 1 : c < 0x800 ? 2 : 3;
+  }
+  return bytes <= max;
+}
+
+const DISCOVER_OPTIONS = ["window", "timeoutMs", "settleMs", "maxApps"];
+
+/**
+ * Finds the surfaces on this page: posts one describe with no app and no
+ * records on the window and collects the answers for a short while.
+ * Resolves to [{ app, outcome }], one per application that answered, at
+ * most maxApps of them (20 unless given; the first to answer), and ends as
+ * soon as that many did. An answer naming an app of more than 256 bytes
+ * is ignored.
+ */
+async function discover(options = {}) {
+  if (!isObject(options)) throw clientError(ClientErrorCode.INVALID_ARGUMENT, "discover options must be an object");
+  for (const k of Object.keys(options)) {
+    if (!DISCOVER_OPTIONS.includes(k)) throw clientError(ClientErrorCode.INVALID_ARGUMENT, `discover: unknown option ${JSON.stringify(k)}`);
+  }
+  const win = options.window ?? globalThis.window;
+  checkWindow(win);
+  const timeoutMs = positive("timeoutMs", options.timeoutMs, DEFAULT_CONNECT_TIMEOUT_MS);
+  const settleMs = positive("settleMs", options.settleMs, DEFAULT_DISCOVER_SETTLE_MS);
+  const maxApps = nonNegativeInteger("maxApps", options.maxApps, DEFAULT_DISCOVER_APPS);
+  if (maxApps === 0) throw clientError(ClientErrorCode.INVALID_ARGUMENT, "maxApps must be at least 1");
+  const origin = win.location.origin;
+  const envelope = { protocol: SURFACE_PROTOCOL, id: newRequestId(), method: "describe", input: { limit: 0 } };
+  return new Promise((resolve, reject) => {
+    const found = new Map(); // app -> outcome
+    let settleTimer;
+    let repost;
+    const finish = (err) => {
+      clearTimeout(repost);
+      clearTimeout(timer);
+      clearTimeout(settleTimer);
+      win.removeEventListener("message", onMessage);
+      win.removeEventListener("pagehide", onHide);
+      if (err) reject(err);
+      else resolve([...found].map(([app, outcome]) => freeze({ app, outcome })));
+    };
+    const onMessage = (event) => {
+      if (event.isTrusted !== true || event.source !== win || event.origin !== origin) return;
+      const d = event.data;
+      if (!isObject(d) || d.channel !== CHANNEL || d.kind !== "response" || !isObject(d.envelope) || d.envelope.id !== envelope.id) return;
+      const app = typeof d.app === "string" ? d.app : undefined;
+      // A name no surface would use is not kept, nor looked at further.
+      if (found.has(app) || (app !== undefined && !utf8Within(app, MAX_APP_BYTES))) return;
+      // Discovery asks on the window, where any script of the page can answer.
+      found.set(app, freeze({ ...classify(d, "describe", { id: envelope.id }), transport: "window", forgeable: true }));
+      if (found.size >= maxApps) finish(null);
+      else if (found.size === 1) {
+        clearTimeout(repost);
+        settleTimer = setTimeout(() => finish(null), settleMs);
+      }
+    };
+    const onHide = (event) => {
+      if (event && event.isTrusted === true) finish(clientError(ClientErrorCode.NAVIGATED, "the page navigated away"));
+    };
+    const post = () => win.postMessage({ channel: CHANNEL, kind: "request", envelope }, origin);
+    win.addEventListener("message", onMessage);
+    win.addEventListener("pagehide", onHide);
+    // The same id each time: a describe has no effect, and several answers
+    // from one application count once.
+    repost = repostUntilAnswered(post, (t) => (repost = t));
+    const timer = setTimeout(() => finish(clientError(ClientErrorCode.NO_SURFACE, `no surface answered within ${timeoutMs} ms`)), timeoutMs);
+    post();
+  });
+}
+
+// repostUntilAnswered posts again after REPOST_INTERVAL_MS * 2, and then
+// after each wait twice the last (up to 2 s), so a page slow to answer is
+// not handed a queue of copies; every timer it sets is handed to armed,
+// for the caller to clear once an answer came.
+function repostUntilAnswered(post, armed) {
+  let wait = REPOST_INTERVAL_MS * 2;
+  const again = () => {
+    post();
+    wait = Math.min(wait * 2, 2000);
+    armed(setTimeout(again, wait));
+  };
+  return setTimeout(again, wait);
+}
+
+const REQUEST_OPTIONS = ["window", "app", "timeoutMs", "replyBytes", "repost"];
+
+/**
+ * Posts one request envelope on the window and resolves with the message
+ * that answers its id, as the page posted it, once inspectReply has found
+ * it within the bounds: the round trip under callers that read the page's
+ * answer themselves (pling-mcp, through the extension or DevTools). With
+ * repost, the envelope (a describe: it has no effect) is posted again with
+ * the same id until an answer comes, as discover posts; otherwise once.
+ * Rejects with TIMEOUT, or with REPLY_REFUSED when the answer is larger or
+ * deeper than the bounds (error.bound says which) or not JSON.
+ */
+function request(envelope, options = {}) {
+  if (!isObject(envelope) || typeof envelope.id !== "string") throw clientError(ClientErrorCode.INVALID_ARGUMENT, "request needs an envelope with a string id");
+  if (!isObject(options)) throw clientError(ClientErrorCode.INVALID_ARGUMENT, "request options must be an object");
+  for (const k of Object.keys(options)) {
+    if (!REQUEST_OPTIONS.includes(k)) throw clientError(ClientErrorCode.INVALID_ARGUMENT, `request: unknown option ${JSON.stringify(k)}`);
+  }
+  const win = options.window ?? globalThis.window;
+  checkWindow(win);
+  const app = options.app;
+  if (app !== undefined && (typeof app !== "string" || app === "")) throw clientError(ClientErrorCode.INVALID_ARGUMENT, "app must be a non-empty string");
+  const timeoutMs = positive("timeoutMs", options.timeoutMs, DEFAULT_DESCRIBE_TIMEOUT_MS);
+  const limits = { replyBytes: positive("replyBytes", options.replyBytes, DEFAULT_LIMITS.replyBytes), depth: DEFAULT_LIMITS.depth };
+  const origin = win.location.origin;
+  const msg = { channel: CHANNEL, kind: "request" };
+  if (app !== undefined) msg.app = app;
+  msg.envelope = envelope;
+  return new Promise((resolve, reject) => {
+    let repost;
+    const finish = (err, reply) => {
+      clearTimeout(timer);
+      clearTimeout(repost);
+      win.removeEventListener("message", onMessage);
+      if (err) reject(err);
+      else resolve(reply);
+    };
+    const onMessage = (event) => {
+      if (event.isTrusted !== true || event.source !== win || event.origin !== origin) return;
+      const d = event.data;
+      if (!isObject(d) || d.channel !== CHANNEL || d.kind !== "response" || !isObject(d.envelope) || d.envelope.id !== envelope.id) return;
+      if (app !== undefined && d.app !== app) return;
+      const wrong = inspectReply(d, limits);
+      if (wrong) finish(clientError(ClientErrorCode.REPLY_REFUSED, wrong.message, { bound: wrong.bound }));
+      else finish(null, d);
+    };
+    const post = () => win.postMessage(msg, origin);
+    win.addEventListener("message", onMessage);
+    const timer = setTimeout(() => finish(clientError(ClientErrorCode.TIMEOUT, `no reply to ${envelope.method} ${envelope.id} within ${timeoutMs} ms`, { request: envelope })), timeoutMs);
+    if (options.repost === true) repost = repostUntilAnswered(post, (t) => (repost = t));
+    post();
+  });
+}
+// ---- port-channel.js
+// port-channel.js: the page's private channel, a MessagePort that only this
+// client holds: opening it (connect, answered "connected" or "refused") and
+// the transport over it.
+
+
+
+
+
+// portTransport is a client's transport over the private channel: it
+// delivers response envelopes to hooks.onEnvelope (with true: only the page
+// holds the other end) and reports the channel's end to hooks.onEnd.
 function portTransport(port, app, hooks) {
   const onMessage = (event) => {
     const d = event.data;
@@ -553,31 +764,18 @@ function openChannel(win, { app, credential, timeoutMs, MessageChannelCtor }) {
     attempt();
   });
 }
+// ---- surface-client.js
+// surface-client.js: the client a caller holds: connect picks the
+// transport, and SurfaceClient checks each call before it is sent, keeps
+// its deadlines and retries, and ends on navigation or a closed channel.
 
-function checkWindow(win) {
-  if (!win || typeof win.postMessage !== "function" || typeof win.addEventListener !== "function" || !win.location) {
-    throw clientError(ClientErrorCode.UNSUPPORTED_ENVIRONMENT, "needs the page's window (run in a content script or the page)");
-  }
-  const origin = win.location.origin;
-  if (typeof origin !== "string" || origin === "null" || origin === "") {
-    // A surface never answers an opaque origin, and a reply could not be addressed to it.
-    throw clientError(ClientErrorCode.UNSUPPORTED_ENVIRONMENT, "the page has an opaque origin; no surface can answer it");
-  }
-}
 
-function positive(name, v, fallback) {
-  if (v === undefined) return fallback;
-  if (typeof v !== "number" || !(v > 0) || !Number.isFinite(v)) {
-    throw clientError(ClientErrorCode.INVALID_ARGUMENT, `${name} must be a positive number of milliseconds`);
-  }
-  return v;
-}
 
-function nonNegativeInteger(name, v, fallback) {
-  if (v === undefined) return fallback;
-  if (!Number.isInteger(v) || v < 0) throw clientError(ClientErrorCode.INVALID_ARGUMENT, `${name} must be a non-negative integer`);
-  return v;
-}
+
+
+
+
+
 
 const CONNECT_OPTIONS = ["app", "transport", "credential", "window", "describeTimeoutMs", "invokeTimeoutMs", "connectTimeoutMs", "MessageChannel"];
 
@@ -930,159 +1128,6 @@ class SurfaceClient {
   }
 }
 
-// utf8Within reports whether s takes at most max bytes of UTF-8, reading at
-// most max of its code units (each takes one byte or more).
-function utf8Within(s, max) {
-  if (s.length > max) return false;
-  let bytes = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
-      const next = s.charCodeAt(i + 1);
-      if (next >= 0xdc00 && next <= 0xdfff) {
-        bytes += 4;
-        i++;
-        continue;
-      }
-    }
-    bytes += c < 0x80 ? 1 : c < 0x800 ? 2 : 3;
-  }
-  return bytes <= max;
-}
-
-const DISCOVER_OPTIONS = ["window", "timeoutMs", "settleMs", "maxApps"];
-
-/**
- * Finds the surfaces on this page: posts one describe with no app and no
- * records on the window and collects the answers for a short while.
- * Resolves to [{ app, outcome }], one per application that answered, at
- * most maxApps of them (20 unless given; the first to answer), and ends as
- * soon as that many did. An answer naming an app of more than 256 bytes
- * is ignored.
- */
-async function discover(options = {}) {
-  if (!isObject(options)) throw clientError(ClientErrorCode.INVALID_ARGUMENT, "discover options must be an object");
-  for (const k of Object.keys(options)) {
-    if (!DISCOVER_OPTIONS.includes(k)) throw clientError(ClientErrorCode.INVALID_ARGUMENT, `discover: unknown option ${JSON.stringify(k)}`);
-  }
-  const win = options.window ?? globalThis.window;
-  checkWindow(win);
-  const timeoutMs = positive("timeoutMs", options.timeoutMs, DEFAULT_CONNECT_TIMEOUT_MS);
-  const settleMs = positive("settleMs", options.settleMs, DEFAULT_DISCOVER_SETTLE_MS);
-  const maxApps = nonNegativeInteger("maxApps", options.maxApps, DEFAULT_DISCOVER_APPS);
-  if (maxApps === 0) throw clientError(ClientErrorCode.INVALID_ARGUMENT, "maxApps must be at least 1");
-  const origin = win.location.origin;
-  const envelope = { protocol: SURFACE_PROTOCOL, id: newRequestId(), method: "describe", input: { limit: 0 } };
-  return new Promise((resolve, reject) => {
-    const found = new Map(); // app -> outcome
-    let settleTimer;
-    let repost;
-    const finish = (err) => {
-      clearTimeout(repost);
-      clearTimeout(timer);
-      clearTimeout(settleTimer);
-      win.removeEventListener("message", onMessage);
-      win.removeEventListener("pagehide", onHide);
-      if (err) reject(err);
-      else resolve([...found].map(([app, outcome]) => freeze({ app, outcome })));
-    };
-    const onMessage = (event) => {
-      if (event.isTrusted !== true || event.source !== win || event.origin !== origin) return;
-      const d = event.data;
-      if (!isObject(d) || d.channel !== CHANNEL || d.kind !== "response" || !isObject(d.envelope) || d.envelope.id !== envelope.id) return;
-      const app = typeof d.app === "string" ? d.app : undefined;
-      // A name no surface would use is not kept, nor looked at further.
-      if (found.has(app) || (app !== undefined && !utf8Within(app, MAX_APP_BYTES))) return;
-      // Discovery asks on the window, where any script of the page can answer.
-      found.set(app, freeze({ ...classify(d, "describe", { id: envelope.id }), transport: "window", forgeable: true }));
-      if (found.size >= maxApps) finish(null);
-      else if (found.size === 1) {
-        clearTimeout(repost);
-        settleTimer = setTimeout(() => finish(null), settleMs);
-      }
-    };
-    const onHide = (event) => {
-      if (event && event.isTrusted === true) finish(clientError(ClientErrorCode.NAVIGATED, "the page navigated away"));
-    };
-    const post = () => win.postMessage({ channel: CHANNEL, kind: "request", envelope }, origin);
-    win.addEventListener("message", onMessage);
-    win.addEventListener("pagehide", onHide);
-    // The same id each time: a describe has no effect, and several answers
-    // from one application count once.
-    repost = repostUntilAnswered(post, (t) => (repost = t));
-    const timer = setTimeout(() => finish(clientError(ClientErrorCode.NO_SURFACE, `no surface answered within ${timeoutMs} ms`)), timeoutMs);
-    post();
-  });
-}
-
-// repostUntilAnswered posts again after REPOST_INTERVAL_MS * 2, and then
-// after each wait twice the last (up to 2 s), so a page slow to answer is
-// not handed a queue of copies; every timer it sets is handed to armed,
-// for the caller to clear once an answer came.
-function repostUntilAnswered(post, armed) {
-  let wait = REPOST_INTERVAL_MS * 2;
-  const again = () => {
-    post();
-    wait = Math.min(wait * 2, 2000);
-    armed(setTimeout(again, wait));
-  };
-  return setTimeout(again, wait);
-}
-
-const REQUEST_OPTIONS = ["window", "app", "timeoutMs", "replyBytes", "repost"];
-
-/**
- * Posts one request envelope on the window and resolves with the message
- * that answers its id, as the page posted it, once inspectReply has found
- * it within the bounds: the round trip under callers that read the page's
- * answer themselves (pling-mcp, through the extension or DevTools). With
- * repost, the envelope (a describe: it has no effect) is posted again with
- * the same id until an answer comes, as discover posts; otherwise once.
- * Rejects with TIMEOUT, or with REPLY_REFUSED when the answer is larger or
- * deeper than the bounds (error.bound says which) or not JSON.
- */
-function request(envelope, options = {}) {
-  if (!isObject(envelope) || typeof envelope.id !== "string") throw clientError(ClientErrorCode.INVALID_ARGUMENT, "request needs an envelope with a string id");
-  if (!isObject(options)) throw clientError(ClientErrorCode.INVALID_ARGUMENT, "request options must be an object");
-  for (const k of Object.keys(options)) {
-    if (!REQUEST_OPTIONS.includes(k)) throw clientError(ClientErrorCode.INVALID_ARGUMENT, `request: unknown option ${JSON.stringify(k)}`);
-  }
-  const win = options.window ?? globalThis.window;
-  checkWindow(win);
-  const app = options.app;
-  if (app !== undefined && (typeof app !== "string" || app === "")) throw clientError(ClientErrorCode.INVALID_ARGUMENT, "app must be a non-empty string");
-  const timeoutMs = positive("timeoutMs", options.timeoutMs, DEFAULT_DESCRIBE_TIMEOUT_MS);
-  const limits = { replyBytes: positive("replyBytes", options.replyBytes, DEFAULT_LIMITS.replyBytes), depth: DEFAULT_LIMITS.depth };
-  const origin = win.location.origin;
-  const msg = { channel: CHANNEL, kind: "request" };
-  if (app !== undefined) msg.app = app;
-  msg.envelope = envelope;
-  return new Promise((resolve, reject) => {
-    let repost;
-    const finish = (err, reply) => {
-      clearTimeout(timer);
-      clearTimeout(repost);
-      win.removeEventListener("message", onMessage);
-      if (err) reject(err);
-      else resolve(reply);
-    };
-    const onMessage = (event) => {
-      if (event.isTrusted !== true || event.source !== win || event.origin !== origin) return;
-      const d = event.data;
-      if (!isObject(d) || d.channel !== CHANNEL || d.kind !== "response" || !isObject(d.envelope) || d.envelope.id !== envelope.id) return;
-      if (app !== undefined && d.app !== app) return;
-      const wrong = inspectReply(d, limits);
-      if (wrong) finish(clientError(ClientErrorCode.REPLY_REFUSED, wrong.message, { bound: wrong.bound }));
-      else finish(null, d);
-    };
-    const post = () => win.postMessage(msg, origin);
-    win.addEventListener("message", onMessage);
-    const timer = setTimeout(() => finish(clientError(ClientErrorCode.TIMEOUT, `no reply to ${envelope.method} ${envelope.id} within ${timeoutMs} ms`, { request: envelope })), timeoutMs);
-    if (options.repost === true) repost = repostUntilAnswered(post, (t) => (repost = t));
-    post();
-  });
-}
-
 // jsonCopy sends what JSON.stringify makes of a value, so what the page
 // reads is what a fingerprint or a log of the call shows.
 function jsonCopy(value, what) {
@@ -1107,5 +1152,20 @@ function canonicalJSON(v) {
   }
   return JSON.stringify(v);
 }
+// ---- pling-client.js
+// pling-client.js: the caller's side of pling.surface/0.1. It lets a browser
+// extension's content script (or any script running in the page's window)
+// describe the page's agent surface and invoke its capabilities.
+//
+//   import { connect } from "./pling-client.js";
+//   const client = await connect({ app: "orders" }); // or { app, transport: "port" }
+//   const d = await client.describe();
+//   const out = await client.invoke("update_note@order", { note: "Call Friday" }, { record: "SO-1002" });
+//   if (out.kind === "success") ... else if (out.kind === "business-error") ... else /* protocol-error */ ...
+//
+// The entry of the library: the modules beside it hold the parts, one job
+// each. No dependencies, no import.meta, only `import { ... } from "./x.js"`
+// between them: a classic-script build (globalThis.PlingClient) is made of
+// them by classic.mjs beside this file. See README.md beside this file.
 globalThis.PlingClient = Object.freeze({ SURFACE_PROTOCOL, ClientErrorCode, OutcomeCode, SurfaceClientError, connect, discover, request, classify, findCapability, recordParam, isReferenceable, newRequestId });
 })();

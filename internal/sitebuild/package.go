@@ -10,13 +10,17 @@ import (
 
 // PackageFiles are the files of an npm package that are not built: the
 // client library and the React binding as written (a page's bundler
-// bundles them), by path relative to Config.JS.
+// bundles them), by path relative to Config.JS. PackageGlobs adds more.
 var PackageFiles = []string{
-	"client/pling-client.js",
 	"client/pling-client.d.ts",
 	"react/index.js",
 	"react/index.d.ts",
 }
+
+// PackageGlobs name unbuilt files by pattern: the client library is
+// pling-client.js and the modules it imports beside it, and each of them
+// must ship (its tests and tools end in .mjs, so they stay out).
+var PackageGlobs = []string{"client/*.js"}
 
 // Package writes an npm package's directory to c.Out: the runtime as Build
 // makes it with c.Package set, PackageFiles, and from template (the
@@ -41,7 +45,24 @@ func Package(c Config, template string) (*Result, error) {
 		res.Files = append(res.Files, name)
 		return os.WriteFile(dst, b, 0o644)
 	}
-	for _, f := range PackageFiles {
+	files := append([]string(nil), PackageFiles...)
+	for _, g := range PackageGlobs {
+		matches, err := filepath.Glob(filepath.Join(c.JS, filepath.FromSlash(g)))
+		if err != nil {
+			return nil, err
+		}
+		if len(matches) == 0 {
+			return nil, fmt.Errorf("package: no file matches %s", g)
+		}
+		for _, m := range matches {
+			rel, err := filepath.Rel(c.JS, m)
+			if err != nil {
+				return nil, err
+			}
+			files = append(files, filepath.ToSlash(rel))
+		}
+	}
+	for _, f := range files {
 		if err := copyFile(filepath.Join(c.JS, filepath.FromSlash(f)), f); err != nil {
 			return nil, err
 		}

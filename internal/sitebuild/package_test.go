@@ -73,6 +73,37 @@ func TestPackageNamesEveryFileLiterally(t *testing.T) {
 	}
 }
 
+// The client library's entry imports its parts from beside it: the package
+// holds each module that any of its modules imports.
+func TestPackageHoldsTheClientsModules(t *testing.T) {
+	dir := t.TempDir()
+	wasm := filepath.Join(dir, "surface.wasm")
+	if err := os.WriteFile(wasm, []byte("\x00asm"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "pkg")
+	if _, err := Package(Config{JS: filepath.Join("..", "..", "js"), Wasm: wasm, Out: out}, filepath.Join("..", "..", "package")); err != nil {
+		t.Fatal(err)
+	}
+	imports := regexp.MustCompile(`(?m)^import\s*\{[^}]*\}\s*from\s*"\./([^"]+)";`)
+	seen := map[string]bool{"pling-client.js": false}
+	todo := []string{"pling-client.js"}
+	for len(todo) > 0 {
+		f := todo[0]
+		todo = todo[1:]
+		src := read(t, filepath.Join(out, "client"), f)
+		for _, m := range imports.FindAllStringSubmatch(src, -1) {
+			if _, ok := seen[m[1]]; !ok {
+				seen[m[1]] = true
+				todo = append(todo, m[1])
+			}
+		}
+	}
+	if len(seen) < 2 {
+		t.Errorf("pling-client.js imports no module: the walk read nothing (%v)", seen)
+	}
+}
+
 // The manifest check refuses what would break an install or run code on it.
 func TestPackageManifestChecked(t *testing.T) {
 	for name, manifest := range map[string]string{

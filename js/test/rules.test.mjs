@@ -66,10 +66,10 @@ describe("referenceability", () => {
 });
 
 // The protocol string: one value, written in each standalone file (the
-// runtime's constants, the WebMCP bridge, the client library).
+// runtime's constants, the WebMCP bridge, the client library's bounds).
 describe("the protocol string", () => {
   const { protocol } = rules("protocol.json");
-  for (const file of ["constants.js", "pling-webmcp.js", "client/pling-client.js"]) {
+  for (const file of ["constants.js", "pling-webmcp.js", "client/bounds.js"]) {
     test(file, () => {
       const src = readFileSync(new URL(`../${file}`, import.meta.url), "utf8");
       const found = [...src.matchAll(/^(?:export )?const (?:SURFACE_)?PROTOCOL = "([^"]*)";$/gm)].map((m) => m[1]);
